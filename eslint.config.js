@@ -1,0 +1,38 @@
+// Lint rules: typescript-eslint's recommended set plus the layering rule of docs/architecture.md:
+// src/core and src/pricing are pure (no I/O, no framework, no clock), so they may not import
+// node built-ins, the web framework, the store or anything outside their own folders.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const pureImportBan = {
+  patterns: [
+    { group: ['node:*', 'fs', 'net', 'http', 'https', 'child_process', 'timers'], message: 'core/pricing are pure: no I/O or timers' },
+    { group: ['fastify', '@fastify/*', 'better-sqlite3', 'viem', 'viem/*', 'jose'], message: 'core/pricing import no frameworks or drivers' },
+    { group: ['**/gateway/**', '**/adapters/**', '**/agents/**', '**/config/**'], message: 'dependencies point inward' },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules', 'data', 'dist', 'coverage'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'off',
+      eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    files: ['src/core/**/*.ts', 'src/pricing/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', pureImportBan] },
+  },
+  {
+    files: ['src/pricing/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [...pureImportBan.patterns, { group: ['**/core/exchange*', '**/core/linear/**', '**/core/clob/**'], message: 'pricing does not depend on the engines' }] }],
+    },
+  },
+);

@@ -1,0 +1,191 @@
+/**
+ * History of money: every ledger line and every settlement record, written from the core's
+ * events inside the journal transaction, and the reads that `/wallet/history`,
+ * `/wallet/settlements` and the insurance-fund summary serve. Amounts are stored as exact decimal
+ * strings, never as SQLite REALs.
+ */
+import type { ExchangeEvent, SettlementRecord } from '../../../core/events.ts';
+import type { LedgerEntryType } from '../../../core/ledger/ledger.ts';
+import { formatDecimal, fx, type Fixed } from '../../../core/money.ts';
+import type { SettlementKind, SettlementStatus } from '../../../core/wallet/wallet.ts';
+import type { Db } from '../database.ts';
+import type { Projector } from '../journal.ts';
+
+const MIGRATIONS = [
+  {
+    id: '0100_wallet_history',
+    sql: `
+      CREATE TABLE ledger_entries (
+        id INTEGER PRIMARY KEY, tx_id INTEGER NOT NULL, account_id INTEGER, system_name TEXT,
+        bucket TEXT, asset TEXT NOT NULL, type TEXT NOT NULL, amount TEXT NOT NULL,
+        balance_after TEXT NOT NULL, ref TEXT, tx_hash TEXT, created_at INTEGER NOT NULL);
+      CREATE INDEX ledger_by_account ON ledger_entries (account_id, id);
+      CREATE INDEX ledger_by_system ON ledger_entries (system_name, asset, id);
+      CREATE TABLE settlements (
+        id TEXT PRIMARY KEY, account_id INTEGER NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+        amount TEXT NOT NULL, asset TEXT NOT NULL, wallet_address TEXT NOT NULL, tx_hash TEXT,
+        confirmations INTEGER NOT NULL, failure_reason TEXT, created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL);
+      CREATE INDEX settlements_by_account ON settlements (account_id, created_at DESC, id);`,
+  },
+];
+
+export interface HistoryEntry {
+  readonly id: number;
+  readonly type: LedgerEntryType;
+  readonly bucket: string;
+  readonly asset: string;
+  readonly amount: Fixed;
+  readonly balanceAfter: Fixed;
+  readonly ref: string | null;
+  readonly txHash: string | null;
+  readonly createdAt: number;
+}
+
+export interface SettlementQuery {
+  readonly accountId: number;
+  readonly kind?: SettlementKind;
+  readonly status?: SettlementStatus;
+  readonly limit: number;
+  /** Only records created strictly before this settlement id's row (cursor pagination). */
+  readonly before?: { createdAt: number; id: string };
+}
+
+interface SettlementRow {
+  id: string;
+  account_id: number;
+  kind: SettlementKind;
+  status: SettlementStatus;
+  amount: string;
+  asset: string;
+  wallet_address: string;
+  tx_hash: string | null;
+  confirmations: number;
+  failure_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export class WalletHistory implements Projector {
+  readonly migrations = MIGRATIONS;
+  private stmts: ReturnType<WalletHistory['prepare']> | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  project(event: ExchangeEvent): void {
+    const s = (this.stmts ??= this.prepare());
+    if (event.type === 'ledger') {
+      const e = event.entry;
+      const user = e.account.kind === 'user';
+      s.insertEntry.run(
+        e.entryId,
+        e.txId,
+        user ? e.account.accountId : null,
+        e.account.kind === 'system' ? e.account.name : null,
+        e.account.kind === 'user' ? e.account.bucket : null,
+        e.account.asset,
+        e.type,
+        formatDecimal(e.amount),
+        formatDecimal(e.balanceAfter),
+        e.ref,
+        e.txHash,
+        e.at,
+      );
+    } else if (event.type === 'settlement') {
+      const r = event.settlement;
+      s.upsertSettlement.run(
+        r.id, r.accountId, r.kind, r.status, formatDecimal(r.amount), r.asset, r.walletAddress,
+        r.txHash, r.confirmations, r.failureReason, r.createdAt, r.updatedAt,
+      );
+    }
+  }
+
+  /** The account's ledger lines, newest first; `beforeId` pages backwards. */
+  history(accountId: number, limit: number, beforeId?: number): HistoryEntry[] {
+    const s = (this.stmts ??= this.prepare());
+    const rows = s.history.all(accountId, beforeId ?? Number.MAX_SAFE_INTEGER, limit) as {
+      id: number; type: LedgerEntryType; bucket: string; asset: string; amount: string;
+      balance_after: string; ref: string | null; tx_hash: string | null; created_at: number;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      type: r.type,
+      bucket: r.bucket,
+      asset: r.asset,
+      amount: fx(r.amount),
+      balanceAfter: fx(r.balance_after),
+      ref: r.ref,
+      txHash: r.tx_hash,
+      createdAt: r.created_at,
+    }));
+  }
+
+  settlements(q: SettlementQuery): SettlementRecord[] {
+    const where = ['account_id = ?'];
+    const args: (string | number)[] = [q.accountId];
+    if (q.kind !== undefined) (where.push('kind = ?'), args.push(q.kind));
+    if (q.status !== undefined) (where.push('status = ?'), args.push(q.status));
+    if (q.before !== undefined) {
+      where.push('(created_at < ? OR (created_at = ? AND id < ?))');
+      args.push(q.before.createdAt, q.before.createdAt, q.before.id);
+    }
+    const sql = `SELECT * FROM settlements WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, q.limit) as SettlementRow[];
+    return rows.map(toRecord);
+  }
+
+  settlement(id: string): SettlementRecord | undefined {
+    const s = (this.stmts ??= this.prepare());
+    const row = s.settlement.get(id) as SettlementRow | undefined;
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** A system account's balance after each movement since `sinceMs`, oldest first. */
+  systemHistory(name: string, asset: string, sinceMs: number): { at: number; amount: Fixed; balanceAfter: Fixed }[] {
+    const rows = this.db
+      .prepare(
+        `SELECT amount, balance_after, created_at FROM ledger_entries
+         WHERE system_name = ? AND asset = ? AND created_at >= ? ORDER BY id`,
+      )
+      .all(name, asset, sinceMs) as { amount: string; balance_after: string; created_at: number }[];
+    return rows.map((r) => ({ at: r.created_at, amount: fx(r.amount), balanceAfter: fx(r.balance_after) }));
+  }
+
+  private prepare() {
+    return {
+      insertEntry: this.db.prepare(
+        `INSERT INTO ledger_entries (id, tx_id, account_id, system_name, bucket, asset, type, amount,
+         balance_after, ref, tx_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      upsertSettlement: this.db.prepare(
+        `INSERT INTO settlements (id, account_id, kind, status, amount, asset, wallet_address, tx_hash,
+         confirmations, failure_reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, tx_hash = excluded.tx_hash,
+         confirmations = excluded.confirmations, failure_reason = excluded.failure_reason,
+         updated_at = excluded.updated_at`,
+      ),
+      history: this.db.prepare(
+        `SELECT id, type, bucket, asset, amount, balance_after, ref, tx_hash, created_at FROM ledger_entries
+         WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+      ),
+      settlement: this.db.prepare('SELECT * FROM settlements WHERE id = ?'),
+    };
+  }
+}
+
+function toRecord(r: SettlementRow): SettlementRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    kind: r.kind,
+    status: r.status,
+    amount: fx(r.amount),
+    asset: r.asset,
+    walletAddress: r.wallet_address,
+    txHash: r.tx_hash,
+    confirmations: r.confirmations,
+    failureReason: r.failure_reason,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Service settings from environment variables (decisions.md "Running the service"), with a
+ * `.env` file in the working directory read first when present. Every value is checked here, at
+ * start, and a bad one stops the service with a message naming the variable: a typo must never
+ * silently fall back to a default in production.
+ *
+ * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*) are additive and documented in
+ * the README's configuration table.
+ */
+import { existsSync } from 'node:fs';
+
+export interface Settings {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly publicOrigin: string;
+  readonly chainId: number;
+  /** Explicit secret; when absent one is generated and kept under DATA_DIR. */
+  readonly jwtSecret: string | null;
+  /** Enables /admin/* when set. */
+  readonly adminToken: string | null;
+  readonly feed: 'simulated' | 'push';
+  readonly marketMaker: boolean;
+  readonly chainBlockMs: number;
+  readonly depositConfirmations: number;
+  readonly fundingIntervalMs: number;
+  /** Peer addresses whose X-Forwarded-For is believed (empty: trust no proxy). */
+  readonly trustProxy: readonly string[];
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
+  readonly rateLimit: {
+    readonly windowMs: number;
+    readonly anonymousPerWindow: number;
+    readonly accountPerWindow: number;
+    readonly orderActionsPerWindow: number;
+  };
+  /** SSE heartbeat period (about 15 s per the contract; tests shorten it). */
+  readonly heartbeatMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadSettings(env: Env = readEnv()): Settings {
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const publicOrigin = origin(env.PUBLIC_ORIGIN ?? `http://localhost:${port}`);
+  const jwtSecret = env.JWT_SECRET ?? null;
+  if (jwtSecret !== null && Buffer.byteLength(jwtSecret) < 32) {
+    throw new ConfigError('JWT_SECRET must be at least 32 bytes (RFC 8725 3.5: HMAC keys need real entropy)');
+  }
+  const adminToken = env.ADMIN_TOKEN ?? null;
+  if (adminToken !== null && adminToken.length < 16) throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  return {
+    port,
+    host: env.HOST ?? '127.0.0.1',
+    dataDir: env.DATA_DIR ?? './data',
+    publicOrigin,
+    chainId: int(env, 'CHAIN_ID', 1, 1, 2 ** 53 - 1),
+    jwtSecret,
+    adminToken,
+    feed: oneOf(env, 'FEED', ['simulated', 'push'] as const, 'simulated'),
+    marketMaker: oneOf(env, 'MARKET_MAKER', ['on', 'off'] as const, 'on') === 'on',
+    chainBlockMs: int(env, 'CHAIN_BLOCK_MS', 1000, 10, 3_600_000),
+    depositConfirmations: int(env, 'DEPOSIT_CONFIRMATIONS', 3, 1, 1000),
+    fundingIntervalMs: int(env, 'FUNDING_INTERVAL_MS', 3_600_000, 1000, 7 * 86_400_000),
+    trustProxy: (env.TRUST_PROXY ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const, 'info'),
+    rateLimit: {
+      windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 10_000, 100, 3_600_000),
+      anonymousPerWindow: int(env, 'RATE_LIMIT_ANONYMOUS', 200, 1, 1e9),
+      accountPerWindow: int(env, 'RATE_LIMIT_ACCOUNT', 1000, 1, 1e9),
+      orderActionsPerWindow: int(env, 'RATE_LIMIT_ORDERS', 1000, 1, 1e9),
+    },
+    heartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 10, 600_000),
+  };
+}
+
+function readEnv(): Env {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  return process.env;
+}
+
+function int(env: Env, name: string, fallback: number, lo: number, hi: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
+  const value = Number(raw);
+  if (value < lo || value > hi) throw new ConfigError(`${name} must be between ${lo} and ${hi}, got ${raw}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
+  }
+  return raw as T;
+}
+
+function origin(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`PUBLIC_ORIGIN must be an origin such as https://exchange.example, got ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_ORIGIN must be http(s)');
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError('PUBLIC_ORIGIN must be a bare origin (scheme, host, optional port)');
+  }
+  return url.origin;
+}

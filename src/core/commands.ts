@@ -1,0 +1,23 @@
+/**
+ * Commands: every state change of the exchange, as plain serialisable values. The sequencer
+ * applies them one at a time in one total order; the journal stores them (with the time the
+ * sequencer stamped) so that replaying the journal rebuilds exactly the same state.
+ *
+ * Commands carry already-validated values (exact Fixed amounts, lower-case addresses); the
+ * gateway parses and checks the wire format before it builds one. Business checks that depend on
+ * state (balances, margin) happen in the core and come back as rejections.
+ */
+import type { Fixed } from './money.ts';
+import type { Bucket } from './ledger/ledger.ts';
+import type { WithdrawalMove } from './wallet/wallet.ts';
+
+export type Command =
+  | { type: 'wallet.transfer'; account: string; from: Bucket; to: Bucket; amount: Fixed }
+  | { type: 'wallet.withdraw'; account: string; amount: Fixed }
+  | { type: 'chain.deposit_observed'; txHash: string; account: string; amount: Fixed; confirmations: number }
+  | { type: 'chain.deposit_reorged'; txHash: string }
+  | { type: 'withdrawal.move'; id: string; move: WithdrawalMove }
+  | { type: 'index.publish'; underlying: string; price: Fixed; sourceTs: number };
+
+export type CommandType = Command['type'];
+export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;

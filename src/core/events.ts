@@ -1,0 +1,32 @@
+/**
+ * Events: what a command did, in order. They are produced by the core while it applies a
+ * command and are consumed after the command is durable: the store writes them to its history
+ * tables, the stream hub fans them out, and the gateway builds responses from them. Events are
+ * values (copies), never live references into core state, so a consumer cannot see later changes.
+ */
+import type { Fixed } from './money.ts';
+import type { LedgerEntry } from './ledger/ledger.ts';
+import type { SettlementKind, SettlementStatus } from './wallet/wallet.ts';
+
+export interface SettlementRecord {
+  readonly id: string;
+  readonly accountId: number;
+  readonly kind: SettlementKind;
+  readonly status: SettlementStatus;
+  readonly amount: Fixed;
+  readonly asset: string;
+  readonly walletAddress: string;
+  readonly txHash: string | null;
+  readonly confirmations: number;
+  readonly failureReason: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export type ExchangeEvent =
+  | { readonly type: 'ledger'; readonly entry: LedgerEntry }
+  | { readonly type: 'settlement'; readonly settlement: SettlementRecord }
+  | { readonly type: 'alarm'; readonly kind: string; readonly message: string; readonly at: number }
+  | { readonly type: 'index'; readonly underlying: string; readonly price: Fixed; readonly sourceTs: number; readonly at: number };
+
+export type ExchangeEventType = ExchangeEvent['type'];

@@ -1,0 +1,268 @@
+/**
+ * The exchange core: one object that owns all trading and money state and applies commands to it
+ * one at a time. This file is the pipeline a reader starts from: `execute` stamps the time,
+ * dispatches the command to the part of the domain that owns it, and on success returns the
+ * result with the events it produced; on rejection it returns the reason and nothing changed.
+ *
+ * The core is pure and deterministic: no I/O, no clock (time arrives with each command), no
+ * randomness. Replaying the same commands with the same times yields the same state and events,
+ * which is how the service restarts after a crash (runtime/sequencer.ts journals every command
+ * that succeeded before anyone is told it did).
+ *
+ * Fail-stop: an InvariantError thrown while applying a command means the state may be wrong; the
+ * runtime stops the process rather than acknowledge anything further.
+ */
+import { assert } from './assert.ts';
+import { Accounts } from './accounts.ts';
+import type { Command, CommandOf, CommandType } from './commands.ts';
+import { isRejection, reject, type Rejection } from './errors.ts';
+import type { ExchangeEvent, SettlementRecord } from './events.ts';
+import { BUCKETS, Ledger, type Bucket } from './ledger/ledger.ts';
+import type { Fixed } from './money.ts';
+import { Wallet, type Settlement } from './wallet/wallet.ts';
+
+export interface CoreConfig {
+  /** The asset every product settles in (USDC). */
+  readonly settlementAsset: string;
+  /** Decimals per asset: amounts with more fractional digits are refused at the edge. */
+  readonly assetDecimals: Readonly<Record<string, number>>;
+  /** Assets besides the settlement asset that the spot bucket can hold. */
+  readonly spotAssets: readonly string[];
+  readonly depositConfirmations: number;
+  readonly withdrawalMaxAttempts: number;
+}
+
+/** Holds on a bucket kept by the engine that owns it (order reserves, margin in use). */
+export interface BucketHolds {
+  locked(accountId: number, asset: string): Fixed;
+  /** What may leave the bucket now; at most balance minus locked. */
+  transferable(accountId: number, asset: string): Fixed;
+}
+
+export type Outcome<R> = { readonly ok: true; readonly result: R; readonly events: ExchangeEvent[] } | Rejection;
+
+export interface WalletBalances {
+  readonly onchainDepositTotal: Fixed;
+  readonly pendingDepositTotal: Fixed;
+  readonly walletBalance: Fixed;
+  readonly perpsBalance: Fixed;
+  readonly optionsBalance: Fixed;
+  readonly spotBalance: Fixed;
+  readonly pendingWithdrawalTotal: Fixed;
+}
+
+export interface AssetBalance {
+  readonly asset: string;
+  readonly bucket: Bucket;
+  readonly available: Fixed;
+  readonly locked: Fixed;
+  readonly total: Fixed;
+}
+
+export interface IndexQuote {
+  readonly price: Fixed;
+  readonly sourceTs: number;
+  readonly receivedAt: number;
+}
+
+interface CommandResults {
+  'wallet.transfer': WalletBalances;
+  'wallet.withdraw': SettlementRecord;
+  'chain.deposit_observed': SettlementRecord;
+  'chain.deposit_reorged': SettlementRecord | null;
+  'withdrawal.move': SettlementRecord;
+  'index.publish': IndexQuote;
+}
+export type ResultOf<T extends CommandType> = CommandResults[T];
+
+export class Exchange {
+  readonly accounts = new Accounts();
+  readonly ledger: Ledger;
+  readonly wallet: Wallet;
+  private readonly holds = new Map<Bucket, BucketHolds>();
+  private readonly indexPrices = new Map<string, IndexQuote>();
+  private readonly creditedDeposits = new Map<number, Fixed>();
+  private events: ExchangeEvent[] = [];
+  private clock = 0;
+
+  constructor(readonly config: CoreConfig) {
+    this.ledger = new Ledger((entry) => {
+      this.events.push({ type: 'ledger', entry });
+      if (entry.type === 'deposit' && entry.account.kind === 'user') {
+        const id = entry.account.accountId;
+        this.creditedDeposits.set(id, (this.creditedDeposits.get(id) ?? 0n) + entry.amount);
+      }
+    });
+    this.wallet = new Wallet(
+      {
+        ledger: this.ledger,
+        now: () => this.clock,
+        emitSettlement: (s) => this.events.push({ type: 'settlement', settlement: settlementRecord(s) }),
+        emitAlarm: (kind, message) => this.events.push({ type: 'alarm', kind, message, at: this.clock }),
+        transferable: (accountId, bucket) => this.transferable(accountId, bucket, config.settlementAsset),
+      },
+      config,
+    );
+  }
+
+  /** The time of the command being applied (or of the last one applied). */
+  now(): number {
+    return this.clock;
+  }
+
+  /** Registers the engine that keeps holds on a bucket (perps: margin; spot/options: reserves). */
+  registerHolds(bucket: Bucket, holds: BucketHolds): void {
+    assert(!this.holds.has(bucket), `holds for ${bucket} registered twice`);
+    this.holds.set(bucket, holds);
+  }
+
+  /**
+   * Applies one command at time `now` (ms). Time never runs backwards: a command stamped earlier
+   * than the previous one is applied at the previous time.
+   */
+  execute<T extends CommandType>(command: CommandOf<T>, now: number): Outcome<ResultOf<T>> {
+    this.clock = Math.max(this.clock, now);
+    this.events = [];
+    const result = this.dispatch(command as Command);
+    if (isRejection(result)) {
+      assert(this.events.length === 0, `command ${command.type} was rejected after it changed state`);
+      this.ledger.forgetTouched();
+      return result;
+    }
+    this.ledger.assertTouchedNonNegative();
+    const events = this.events;
+    this.events = [];
+    return { ok: true, result: result as ResultOf<T>, events };
+  }
+
+  private dispatch(command: Command): unknown {
+    switch (command.type) {
+      case 'wallet.transfer':
+        return this.transfer(command);
+      case 'wallet.withdraw':
+        return this.withdraw(command);
+      case 'chain.deposit_observed':
+        return this.observeDeposit(command);
+      case 'chain.deposit_reorged': {
+        const s = this.wallet.depositReorged(command.txHash);
+        return s === null ? null : settlementRecord(s);
+      }
+      case 'withdrawal.move': {
+        const s = this.wallet.withdrawalMove(command.id, command.move);
+        return isRejection(s) ? s : settlementRecord(s);
+      }
+      case 'index.publish':
+        return this.publishIndex(command);
+    }
+  }
+
+  private transfer(c: CommandOf<'wallet.transfer'>): WalletBalances | Rejection {
+    const account = this.accounts.find(c.account);
+    if (account === undefined) return reject('INSUFFICIENT_BALANCE', `insufficient ${c.from} balance: available 0`);
+    const rejected = this.wallet.transfer(account.id, c.from, c.to, c.amount);
+    return rejected ?? this.walletBalances(c.account);
+  }
+
+  private withdraw(c: CommandOf<'wallet.withdraw'>): SettlementRecord | Rejection {
+    const account = this.accounts.find(c.account);
+    if (account === undefined) return reject('INSUFFICIENT_BALANCE', 'insufficient wallet balance: available 0');
+    const s = this.wallet.withdraw(account.id, account.address, c.amount);
+    return isRejection(s) ? s : settlementRecord(s);
+  }
+
+  private observeDeposit(c: CommandOf<'chain.deposit_observed'>): SettlementRecord {
+    const account = this.accounts.open(c.account, this.clock);
+    const s = this.wallet.observeDeposit({
+      txHash: c.txHash,
+      accountId: account.id,
+      walletAddress: account.address,
+      amount: c.amount,
+      confirmations: c.confirmations,
+    });
+    return settlementRecord(s);
+  }
+
+  private publishIndex(c: CommandOf<'index.publish'>): IndexQuote {
+    const quote: IndexQuote = { price: c.price, sourceTs: c.sourceTs, receivedAt: this.clock };
+    this.indexPrices.set(c.underlying, quote);
+    this.events.push({ type: 'index', underlying: c.underlying, price: c.price, sourceTs: c.sourceTs, at: this.clock });
+    return quote;
+  }
+
+  // ---- reads (the gateway calls these directly; they never change state) ----
+
+  transferable(accountId: number, bucket: Bucket, asset: string): Fixed {
+    const holds = this.holds.get(bucket);
+    if (holds !== undefined) return holds.transferable(accountId, asset);
+    return this.ledger.userBalance(accountId, bucket, asset);
+  }
+
+  walletBalances(address: string): WalletBalances {
+    const account = this.accounts.find(address);
+    const asset = this.config.settlementAsset;
+    if (account === undefined) {
+      return {
+        onchainDepositTotal: 0n,
+        pendingDepositTotal: 0n,
+        walletBalance: 0n,
+        perpsBalance: 0n,
+        optionsBalance: 0n,
+        spotBalance: 0n,
+        pendingWithdrawalTotal: 0n,
+      };
+    }
+    const id = account.id;
+    let pendingDeposits = 0n;
+    for (const s of this.wallet.openDeposits()) if (s.accountId === id) pendingDeposits += s.amount;
+    return {
+      onchainDepositTotal: this.creditedDeposits.get(id) ?? 0n,
+      pendingDepositTotal: pendingDeposits,
+      walletBalance: this.ledger.userBalance(id, 'wallet', asset),
+      perpsBalance: this.ledger.userBalance(id, 'perps', asset),
+      optionsBalance: this.ledger.userBalance(id, 'options', asset),
+      spotBalance: this.ledger.userBalance(id, 'spot', asset),
+      pendingWithdrawalTotal: this.wallet.pendingWithdrawalTotal(id),
+    };
+  }
+
+  /** One entry per bucket for the settlement asset, plus the spot bucket's other assets. */
+  assetBalances(address: string): AssetBalance[] {
+    const account = this.accounts.find(address);
+    const out: AssetBalance[] = [];
+    const rows: [Bucket, string][] = BUCKETS.map((b) => [b, this.config.settlementAsset]);
+    for (const asset of this.config.spotAssets) rows.push(['spot', asset]);
+    for (const [bucket, asset] of rows) {
+      const total = account === undefined ? 0n : this.ledger.userBalance(account.id, bucket, asset);
+      const holds = this.holds.get(bucket);
+      const locked = account === undefined || holds === undefined ? 0n : holds.locked(account.id, asset);
+      out.push({ asset, bucket, total, locked, available: total - locked });
+    }
+    return out;
+  }
+
+  settlement(id: string): SettlementRecord | undefined {
+    const s = this.wallet.get(id);
+    return s === undefined ? undefined : settlementRecord(s);
+  }
+
+  indexPrice(underlying: string): IndexQuote | undefined {
+    return this.indexPrices.get(underlying);
+  }
+}
+
+export function settlementRecord(s: Settlement): SettlementRecord {
+  return {
+    id: s.id,
+    accountId: s.accountId,
+    kind: s.kind,
+    status: s.status,
+    amount: s.amount,
+    asset: s.asset,
+    walletAddress: s.walletAddress,
+    txHash: s.txHash,
+    confirmations: s.confirmations,
+    failureReason: s.failureReason,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+  };
+}

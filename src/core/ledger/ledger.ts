@@ -1,0 +1,195 @@
+/**
+ * The double-entry ledger. Every movement of money is one balanced transaction: a list of lines
+ * (ledger account, signed delta) whose deltas sum to zero per asset. Balances are never written
+ * any other way, so the sum over all ledger accounts is zero per asset at every instant.
+ *
+ * Ledger accounts are either a user's bucket for one asset (`wallet`, `perps`, `options`, `spot`)
+ * or a system account: `chain` (the outside world: negative by what users have deposited and not
+ * withdrawn), `withdrawals_pending`, `fees`, `insurance`, and per-market `clearing:<market>`
+ * accounts that stand opposite realised PnL and option payouts.
+ *
+ * Invariants: each transaction balances per asset (asserted on post); a user bucket is never
+ * negative once a command completes (the exchange checks the buckets a command touched). Holds
+ * (order reserves, margin) are not ledger movements: engines keep them and report them as `locked`.
+ *
+ * Tested by ledger.test.ts and by the invariant checks the exchange tests run after every command.
+ */
+import { assert } from '../assert.ts';
+import type { Fixed } from '../money.ts';
+
+export const BUCKETS = ['wallet', 'perps', 'options', 'spot'] as const;
+export type Bucket = (typeof BUCKETS)[number];
+
+export const LEDGER_ENTRY_TYPES = [
+  'deposit',
+  'withdrawal',
+  'withdrawal_refund',
+  'transfer',
+  'trade_fee',
+  'fee_rebate',
+  'funding',
+  'realized_pnl',
+  'option_premium',
+  'settlement',
+  'liquidation',
+  'insurance_fund',
+  'trade',
+] as const;
+export type LedgerEntryType = (typeof LEDGER_ENTRY_TYPES)[number];
+
+export type SystemAccountName = 'chain' | 'withdrawals_pending' | 'fees' | 'insurance' | `clearing:${string}`;
+
+/** Where a line lands: a user's bucket, or a system account. */
+export type LedgerAccount =
+  | { readonly kind: 'user'; readonly accountId: number; readonly bucket: Bucket; readonly asset: string }
+  | { readonly kind: 'system'; readonly name: SystemAccountName; readonly asset: string };
+
+export interface LedgerLine {
+  readonly account: LedgerAccount;
+  readonly delta: Fixed;
+}
+
+/** One line as it is recorded: what `/wallet/history` and the insurance-fund history read. */
+export interface LedgerEntry {
+  readonly entryId: number;
+  readonly txId: number;
+  readonly type: LedgerEntryType;
+  readonly account: LedgerAccount;
+  readonly amount: Fixed;
+  readonly balanceAfter: Fixed;
+  readonly ref: string | null;
+  readonly txHash: string | null;
+  readonly at: number;
+}
+
+export interface PostMeta {
+  readonly ref?: string | null;
+  readonly txHash?: string | null;
+}
+
+export const userAccount = (accountId: number, bucket: Bucket, asset: string): LedgerAccount => ({
+  kind: 'user',
+  accountId,
+  bucket,
+  asset,
+});
+
+export const systemAccount = (name: SystemAccountName, asset: string): LedgerAccount => ({
+  kind: 'system',
+  name,
+  asset,
+});
+
+export function ledgerKey(account: LedgerAccount): string {
+  return account.kind === 'user'
+    ? `u:${account.accountId}:${account.bucket}:${account.asset}`
+    : `s:${account.name}:${account.asset}`;
+}
+
+export interface LedgerState {
+  balances: Map<string, Fixed>;
+  nextTxId: number;
+  nextEntryId: number;
+}
+
+export class Ledger {
+  private readonly balances: Map<string, Fixed>;
+  private nextTxId: number;
+  private nextEntryId: number;
+  /** User ledger keys changed by the current command; checked non-negative when it completes. */
+  private readonly touchedUserKeys = new Set<string>();
+
+  constructor(
+    private readonly onEntry: (entry: LedgerEntry) => void,
+    state?: LedgerState,
+  ) {
+    this.balances = state?.balances ?? new Map();
+    this.nextTxId = state?.nextTxId ?? 1;
+    this.nextEntryId = state?.nextEntryId ?? 1;
+  }
+
+  balance(account: LedgerAccount): Fixed {
+    return this.balances.get(ledgerKey(account)) ?? 0n;
+  }
+
+  userBalance(accountId: number, bucket: Bucket, asset: string): Fixed {
+    return this.balances.get(`u:${accountId}:${bucket}:${asset}`) ?? 0n;
+  }
+
+  /**
+   * Applies one balanced transaction. Lines with a zero delta are dropped. Returns the tx id, or 0
+   * when every line was zero (nothing to record).
+   */
+  post(type: LedgerEntryType, lines: readonly LedgerLine[], at: number, meta: PostMeta = {}): number {
+    const sums = new Map<string, Fixed>();
+    for (const line of lines) sums.set(line.account.asset, (sums.get(line.account.asset) ?? 0n) + line.delta);
+    for (const [asset, sum] of sums) assert(sum === 0n, `ledger tx ${type} unbalanced in ${asset} by ${sum}`);
+    if (lines.every((l) => l.delta === 0n)) return 0;
+    const txId = this.nextTxId++;
+    for (const line of lines) {
+      if (line.delta === 0n) continue;
+      const key = ledgerKey(line.account);
+      const after = (this.balances.get(key) ?? 0n) + line.delta;
+      this.balances.set(key, after);
+      if (line.account.kind === 'user') this.touchedUserKeys.add(key);
+      this.onEntry({
+        entryId: this.nextEntryId++,
+        txId,
+        type,
+        account: line.account,
+        amount: line.delta,
+        balanceAfter: after,
+        ref: meta.ref ?? null,
+        txHash: meta.txHash ?? null,
+        at,
+      });
+    }
+    return txId;
+  }
+
+  /** A two-line transaction moving `amount` (> 0) from one account to another. */
+  move(type: LedgerEntryType, from: LedgerAccount, to: LedgerAccount, amount: Fixed, at: number, meta?: PostMeta): number {
+    assert(amount >= 0n, `ledger move of a negative amount ${amount}`);
+    assert(from.asset === to.asset, 'ledger move across assets');
+    return this.post(type, [{ account: from, delta: -amount }, { account: to, delta: amount }], at, meta);
+  }
+
+  /** Asserts that no user bucket touched since the last call is negative, then forgets them. */
+  assertTouchedNonNegative(): void {
+    for (const key of this.touchedUserKeys) {
+      const balance = this.balances.get(key) ?? 0n;
+      assert(balance >= 0n, `user ledger account ${key} is negative: ${balance}`);
+    }
+    this.touchedUserKeys.clear();
+  }
+
+  /** Discards the touched set without checking (used only when a command is being abandoned). */
+  forgetTouched(): void {
+    this.touchedUserKeys.clear();
+  }
+
+  /** Sum of every ledger account per asset; all zero by construction. */
+  totalsByAsset(): Map<string, Fixed> {
+    const totals = new Map<string, Fixed>();
+    for (const [key, value] of this.balances) {
+      const asset = key.slice(key.lastIndexOf(':') + 1);
+      totals.set(asset, (totals.get(asset) ?? 0n) + value);
+    }
+    return totals;
+  }
+
+  /** Every user ledger key with a negative balance (the invariant says: none). */
+  negativeUserAccounts(): string[] {
+    const out: string[] = [];
+    for (const [key, value] of this.balances) if (key.startsWith('u:') && value < 0n) out.push(key);
+    return out;
+  }
+
+  entries(): IterableIterator<[string, Fixed]> {
+    return this.balances.entries();
+  }
+
+  exportState(): LedgerState {
+    return { balances: new Map(this.balances), nextTxId: this.nextTxId, nextEntryId: this.nextEntryId };
+  }
+}

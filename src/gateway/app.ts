@@ -1,0 +1,120 @@
+/**
+ * The HTTP gateway: one Fastify instance serving the whole interface. The request lifecycle, in
+ * order: identify the caller -> rate limit -> check the route's access tier -> parse JSON ->
+ * strict schema validation -> handler (which parses decimals and submits commands to the
+ * sequencer) -> response schema serialisation. Every failure on the way becomes the
+ * `{ error, message }` envelope with the status decisions.md assigns to its code.
+ *
+ * Server limits are explicit (research/reliability.md 5.6: Fastify's own timeouts are unlimited).
+ */
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import type { Settings } from '../config/env.ts';
+import { ApiError, type ErrorBody } from './errors.ts';
+import { createAccessCheck, createIdentityResolver, type IdentityDeps } from './auth/identity.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { strictValidatorCompiler } from './validation.ts';
+import { openApiDocument } from './openapi.ts';
+
+export const SERVER_LIMITS = {
+  bodyLimitBytes: 256 * 1024,
+  requestTimeoutMs: 30_000,
+  connectionTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 72_000,
+  maxParamLength: 200,
+} as const;
+
+export type App = FastifyInstance;
+export type TypedApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface AppOptions {
+  readonly settings: Settings;
+  readonly identity: IdentityDeps;
+  readonly logger?: boolean;
+}
+
+export async function createApp(options: AppOptions): Promise<TypedApp> {
+  const { settings } = options;
+  const app = Fastify({
+    logger: options.logger === false || settings.logLevel === 'silent' ? false : { level: settings.logLevel },
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: SERVER_LIMITS.bodyLimitBytes,
+    requestTimeout: SERVER_LIMITS.requestTimeoutMs,
+    connectionTimeout: SERVER_LIMITS.connectionTimeoutMs,
+    keepAliveTimeout: SERVER_LIMITS.keepAliveTimeoutMs,
+    routerOptions: { maxParamLength: SERVER_LIMITS.maxParamLength },
+    trustProxy: settings.trustProxy.length > 0 ? [...settings.trustProxy] : false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(strictValidatorCompiler);
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('identity', null);
+  app.decorateRequest('identityError', null);
+  await app.register(cookie);
+  await app.register(swagger, { openapi: openApiDocument(settings) });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+
+  const limiter = new RateLimiter(settings.rateLimit);
+  app.addHook('onRequest', async (_req, reply) => {
+    reply.header('X-Api-Version', '1');
+  });
+  app.addHook('onRequest', createIdentityResolver(options.identity));
+  app.addHook('onRequest', limiter.hook());
+  app.addHook('onRequest', createAccessCheck(options.identity));
+
+  app.setErrorHandler((error, req, reply) => sendError(app, error, req, reply));
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send({ error: 'NOT_FOUND', message: `route ${req.method} ${req.url.split('?')[0]} not found` });
+  });
+  app.get('/openapi.json', { schema: { hide: true }, config: { access: 'public' } }, async () => app.swagger());
+  return app;
+}
+
+function sendError(app: FastifyInstance, error: unknown, req: FastifyRequest, reply: FastifyReply): void {
+  const { status, body } = toErrorBody(error);
+  if (status >= 500) app.log.error({ err: error, url: req.url, method: req.method }, 'request failed');
+  reply.status(status).send(body);
+}
+
+/** Maps anything thrown on the way to a status and the public envelope (no internals leak). */
+export function toErrorBody(error: unknown): { status: number; body: ErrorBody } {
+  if (error instanceof ApiError) return { status: error.status, body: { error: error.code, message: error.message } };
+  const e = error as Partial<FastifyError> & { validation?: unknown };
+  if (e.validation !== undefined) return { status: 400, body: { error: 'VALIDATION_ERROR', message: e.message ?? 'invalid request' } };
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: { error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' } };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: { error: 'PAYLOAD_TOO_LARGE', message: `body exceeds ${SERVER_LIMITS.bodyLimitBytes} bytes` } };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, body: { error: 'VALIDATION_ERROR', message: 'body must not be empty when Content-Type is application/json' } };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { status: 400, body: { error: 'VALIDATION_ERROR', message: 'body is not valid JSON' } };
+  }
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const message = error instanceof SyntaxError ? 'body is not valid JSON' : (e.message ?? 'bad request');
+    return { status: status === 404 ? 404 : 400, body: { error: status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR', message } };
+  }
+  return { status: 500, body: { error: 'INTERNAL', message: 'internal error' } };
+}

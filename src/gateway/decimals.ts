@@ -1,0 +1,33 @@
+/**
+ * Request-side decimal checks after schema validation: positivity, precision of the asset or
+ * market, and the specific codes decisions.md assigns (INVALID_DECIMAL for a bad number,
+ * INVALID_TICK for a price finer than the tick, INVALID_STEP for a size finer than the step).
+ */
+import { parseDecimal, type Fixed } from '../core/money.ts';
+import { apiError } from './errors.ts';
+
+/** A positive amount of an asset with `decimals` places (USDC: 6). */
+export function parseAmount(value: string, field: string, decimals: number): Fixed {
+  const r = parseDecimal(value, { positive: true, maxFractionDigits: decimals });
+  if (r.ok) return r.value;
+  if (r.reason === 'too_many_fraction_digits') {
+    throw apiError('INVALID_DECIMAL', `${field} has more than ${decimals} decimal places`);
+  }
+  throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
+}
+
+/** A positive price on a tick of `decimals` places. */
+export function parsePrice(value: string, field: string, decimals: number): Fixed {
+  const r = parseDecimal(value, { positive: true, maxFractionDigits: decimals });
+  if (r.ok) return r.value;
+  if (r.reason === 'too_many_fraction_digits') throw apiError('INVALID_TICK', `${field} has more than ${decimals} decimal places (tick)`);
+  throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
+}
+
+/** A positive size on a step of `decimals` places. */
+export function parseSize(value: string, field: string, decimals: number): Fixed {
+  const r = parseDecimal(value, { positive: true, maxFractionDigits: decimals });
+  if (r.ok) return r.value;
+  if (r.reason === 'too_many_fraction_digits') throw apiError('INVALID_STEP', `${field} has more than ${decimals} decimal places (step)`);
+  throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
+}

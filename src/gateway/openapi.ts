@@ -1,0 +1,69 @@
+/**
+ * The OpenAPI 3.1 document's header: what the service is and the conventions every route
+ * follows. Paths come from the routes' own TypeBox schemas (@fastify/swagger), so the document
+ * describes exactly what is served. Decisions that the contract leaves open are written here.
+ */
+import type { SwaggerOptions } from '@fastify/swagger';
+import type { Settings } from '../config/env.ts';
+
+const DESCRIPTION = `
+USDC-settled perpetuals, dated futures, options and spot behind one gateway.
+
+**Numbers.** Every price, size, amount, rate and percentage is a decimal string in plain notation
+(\`"12.5"\`). A JSON number, an exponent (\`1e5\`), hex, a leading \`+\`, spaces, \`.5\`, \`5.\`, \`-0\`
+or an empty string is refused with 400 \`INVALID_DECIMAL\`; more fractional digits than the
+market's \`priceDecimals\`/\`sizeDecimals\` gives \`INVALID_TICK\`/\`INVALID_STEP\`; zero or negative sizes
+and amounts give \`INVALID_DECIMAL\`. Responses never contain exponents or \`-0\`; trailing zeros are trimmed.
+USDC amounts carry at most 6 decimals.
+
+**Times.** ISO 8601 UTC with milliseconds, except candles (Unix seconds) and stream envelopes
+(\`engineTs\`/\`sourceTs\` in Unix milliseconds).
+
+**Errors.** Every error is \`{ "error": CODE, "message": text }\`. 400 \`VALIDATION_ERROR\`,
+\`INVALID_DECIMAL\`, \`INVALID_TICK\`, \`INVALID_STEP\`, \`INSUFFICIENT_BALANCE\`, \`RANGE_TOO_LARGE\`;
+401 \`UNAUTHENTICATED\`; 403 \`INSUFFICIENT_SCOPE\`, \`IP_NOT_ALLOWED\`, \`FORBIDDEN\`; 404 \`NOT_FOUND\`;
+409 \`DUPLICATE_CLIENT_ORDER_ID\`, \`CONFLICT\`; 413 \`PAYLOAD_TOO_LARGE\`; 415 \`UNSUPPORTED_MEDIA_TYPE\`
+(bodies must be \`application/json\`); 422 business rejections; 429 \`RATE_LIMITED\`; 500 \`INTERNAL\`;
+503 \`UNAVAILABLE\`. Unknown fields in a body are refused (400), never silently dropped.
+
+**Authentication.** Sign in with Ethereum: \`POST /auth/nonce\`, then \`POST /auth/siwe\` with an
+EIP-4361 message for this origin and chain; the session JWT (7 days) comes back in the body and as
+the httpOnly \`session\` cookie, and is also accepted as \`Authorization: Bearer\`. \`POST /auth/logout\`
+revokes it. API keys (\`x-api-key\`) are made from a session; scope \`read\` covers market data and
+account reads, \`trade\` adds order actions. Key management and money movement (wallet) need a session.
+Cookie-authenticated state changes from another \`Origin\` are refused (403).
+
+**Rate limits.** Fixed 10-second windows: 200 requests per IP for anonymous clients, 1,000 per account
+(shared by its sessions and keys), and order actions on a separate per-account budget. Every response
+carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (whole seconds until the
+window resets); over budget is 429 \`RATE_LIMITED\` with \`Retry-After\`.
+
+**Durability.** A 2xx answer to a state change means it is durably journaled: it survives a crash.
+
+**Versioning.** Responses carry \`X-Api-Version: 1\`. The surface grows additively.
+`;
+
+type OpenApiDocument = Extract<SwaggerOptions, { openapi?: unknown }>['openapi'];
+
+export function openApiDocument(settings: Settings): OpenApiDocument {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Exchange API', version: '1.0.0', description: DESCRIPTION.trim() },
+    servers: [{ url: settings.publicOrigin }],
+    tags: [
+      { name: 'auth', description: 'Sign-in with Ethereum and sessions' },
+      { name: 'api-keys', description: 'API key management (session only)' },
+      { name: 'wallet', description: 'Balances, bucket transfers, withdrawals, settlements' },
+      { name: 'admin', description: 'Operator endpoints (enabled by ADMIN_TOKEN)' },
+      { name: 'system', description: 'Health' },
+    ],
+    components: {
+      securitySchemes: {
+        session: { type: 'apiKey', in: 'cookie', name: 'session', description: 'session JWT cookie' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'session JWT' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key secret' },
+        admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+      },
+    },
+  };
+}

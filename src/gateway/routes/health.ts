@@ -1,0 +1,27 @@
+/**
+ * `GET /health`: liveness and readiness in one. 200 while the core accepts commands; 503 after
+ * a fail-stop (the process is about to exit and restart from the journal).
+ */
+import { Type } from 'typebox';
+import type { TypedApp } from '../app.ts';
+import type { GatewayContext } from '../context.ts';
+
+export function healthRoutes(app: TypedApp, ctx: GatewayContext): void {
+  const Health = Type.Object({
+    status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+    journalSeq: Type.Integer(),
+    uptimeSeconds: Type.Integer(),
+  });
+  app.get('/health', {
+    config: { access: 'public' },
+    schema: { tags: ['system'], summary: 'Liveness and readiness', response: { 200: Health, 503: Health } },
+  }, async (_req, reply) => {
+    const healthy = ctx.sequencer.isHealthy();
+    reply.status(healthy ? 200 : 503);
+    return {
+      status: healthy ? ('ok' as const) : ('unavailable' as const),
+      journalSeq: ctx.sequencer.stats().journalHead,
+      uptimeSeconds: Math.floor((Date.now() - ctx.startedAt) / 1000),
+    };
+  });
+}

@@ -1,0 +1,250 @@
+/**
+ * Wallet routes (contract "Wallet", decisions.md "Money"), all session only: deposit address,
+ * balances, per-asset inventory, bucket transfers, withdrawals, ledger history and settlement
+ * records. Transfers and withdrawals go through the sequencer and are answered once durable.
+ */
+import { Type } from 'typebox';
+import { getAddress } from 'viem';
+import type { SettlementRecord } from '../../core/events.ts';
+import type { WalletBalances } from '../../core/exchange.ts';
+import { BUCKETS, LEDGER_ENTRY_TYPES } from '../../core/ledger/ledger.ts';
+import { SETTLEMENT_STATUSES } from '../../core/wallet/wallet.ts';
+import type { TypedApp } from '../app.ts';
+import { callerAddress } from '../auth/identity.ts';
+import { execute, type GatewayContext } from '../context.ts';
+import { parseAmount } from '../decimals.ts';
+import { apiError } from '../errors.ts';
+import { dec, iso } from '../format.ts';
+import { Decimal } from '../validation.ts';
+import { IsoTime, listLimit, NullableString, responses } from '../schemas/common.ts';
+
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+const Bucket = literals(BUCKETS);
+const Amount = Type.String({ description: 'decimal string' });
+
+const BalanceView = Type.Object({
+  onchainDepositTotal: Amount,
+  pendingDepositTotal: Amount,
+  walletBalance: Amount,
+  perpsBalance: Amount,
+  optionsBalance: Amount,
+  spotBalance: Amount,
+  pendingWithdrawalTotal: Amount,
+});
+
+const SettlementView = Type.Object({
+  id: Type.String(),
+  kind: literals(['deposit', 'withdraw'] as const),
+  status: literals(SETTLEMENT_STATUSES),
+  amount: Amount,
+  asset: Type.String(),
+  walletAddress: Type.String(),
+  txHash: NullableString,
+  confirmations: Type.Integer(),
+  failureReason: NullableString,
+  createdAt: IsoTime,
+  updatedAt: IsoTime,
+});
+
+const balances = (b: WalletBalances) => ({
+  onchainDepositTotal: dec(b.onchainDepositTotal),
+  pendingDepositTotal: dec(b.pendingDepositTotal),
+  walletBalance: dec(b.walletBalance),
+  perpsBalance: dec(b.perpsBalance),
+  optionsBalance: dec(b.optionsBalance),
+  spotBalance: dec(b.spotBalance),
+  pendingWithdrawalTotal: dec(b.pendingWithdrawalTotal),
+});
+
+const settlementView = (s: SettlementRecord) => ({
+  id: s.id,
+  kind: s.kind,
+  status: s.status,
+  amount: dec(s.amount),
+  asset: s.asset,
+  walletAddress: getAddress(s.walletAddress),
+  txHash: s.txHash,
+  confirmations: s.confirmations,
+  failureReason: s.failureReason,
+  createdAt: iso(s.createdAt),
+  updatedAt: iso(s.updatedAt),
+});
+
+export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
+  const asset = ctx.exchange.config.settlementAsset;
+  const usdcDecimals = ctx.exchange.config.assetDecimals[asset] ?? 6;
+  const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
+
+  app.get('/wallet/deposit-address', {
+    config: { access: 'session' },
+    schema: {
+      tags: ['wallet'],
+      summary: 'The account\'s USDC deposit address',
+      response: responses({
+        200: Type.Object({ address: Type.String(), chainId: Type.Integer(), asset: Type.String(), confirmationsRequired: Type.Integer() }),
+      }),
+    },
+  }, async (req) => ({
+    address: ctx.chain.depositAddress(callerAddress(req)),
+    chainId: ctx.chain.chainId,
+    asset,
+    confirmationsRequired: ctx.exchange.config.depositConfirmations,
+  }));
+
+  app.get('/wallet/balance', {
+    config: { access: 'session' },
+    schema: {
+      tags: ['wallet'],
+      summary: 'USDC balance of each bucket',
+      description: 'onchainDepositTotal is the lifetime total of credited deposits; pendingDepositTotal (additive) is seen on chain but not yet confirmed; pendingWithdrawalTotal is requested and not yet confirmed or refunded.',
+      response: responses({ 200: BalanceView }),
+    },
+  }, async (req) => balances(ctx.exchange.walletBalances(callerAddress(req))));
+
+  app.get('/wallet/assets', {
+    config: { access: 'session' },
+    schema: {
+      tags: ['wallet'],
+      summary: 'Per asset and bucket: available, locked (order reserves, margin in use) and total',
+      response: responses({
+        200: Type.Array(Type.Object({ asset: Type.String(), bucket: Bucket, available: Amount, locked: Amount, total: Amount })),
+      }),
+    },
+  }, async (req) =>
+    ctx.exchange.assetBalances(callerAddress(req)).map((a) => ({
+      asset: a.asset,
+      bucket: a.bucket,
+      available: dec(a.available),
+      locked: dec(a.locked),
+      total: dec(a.total),
+    })),
+  );
+
+  app.post('/wallet/transfer', {
+    config: { access: 'session' },
+    schema: {
+      tags: ['wallet'],
+      summary: 'Move USDC between two of the caller\'s buckets (atomic, double-entry)',
+      description: 'amount must be positive and at most what the source bucket can release (its balance minus order reserves and margin in use); otherwise 400 INSUFFICIENT_BALANCE naming the bucket and the available amount.',
+      body: Type.Object({ from: Bucket, to: Bucket, amount: Decimal() }, { additionalProperties: false }),
+      response: responses({ 200: BalanceView }),
+    },
+  }, async (req) => {
+    const amount = parseAmount(req.body.amount, 'amount', usdcDecimals);
+    if (req.body.from === req.body.to) throw apiError('VALIDATION_ERROR', '`from` and `to` must be different buckets');
+    const result = await execute(ctx, {
+      type: 'wallet.transfer',
+      account: callerAddress(req),
+      from: req.body.from,
+      to: req.body.to,
+      amount,
+    });
+    return balances(result);
+  });
+
+  app.post('/wallet/withdraw', {
+    config: { access: 'session' },
+    schema: {
+      tags: ['wallet'],
+      summary: 'Withdraw USDC from the wallet bucket to the signed-in address',
+      description: 'Debited at once and counted in pendingWithdrawalTotal; the payout proceeds on chain (see /wallet/settlements). A failed payout is refunded to the wallet bucket.',
+      body: Type.Object({ amount: Decimal() }, { additionalProperties: false }),
+      response: responses({ 200: Type.Object({ withdrawalId: Type.String() }) }),
+    },
+  }, async (req) => {
+    const amount = parseAmount(req.body.amount, 'amount', usdcDecimals);
+    const settlement = await execute(ctx, { type: 'wallet.withdraw', account: callerAddress(req), amount });
+    return { withdrawalId: settlement.id };
+  });
+
+  app.get('/wallet/history', {
+    config: { access: 'session' },
+    schema: {
+      tags: ['wallet'],
+      summary: 'Ledger entries of the caller\'s buckets, newest first',
+      description: 'Page backwards with `before` = the smallest id already seen.',
+      querystring: Type.Object(
+        { limit: listLimit(500, 100), before: Type.Optional(Type.Integer({ minimum: 1 })) },
+        { additionalProperties: false },
+      ),
+      response: responses({
+        200: Type.Array(Type.Object({
+          id: Type.String(),
+          type: literals(LEDGER_ENTRY_TYPES),
+          amount: Amount,
+          txHash: NullableString,
+          createdAt: IsoTime,
+          bucket: Type.String(),
+          asset: Type.String(),
+          balanceAfter: Amount,
+          ref: NullableString,
+        })),
+      }),
+    },
+  }, async (req) => {
+    const id = accountId(callerAddress(req));
+    if (id === undefined) return [];
+    return ctx.walletHistory.history(id, req.query.limit ?? 100, req.query.before).map((e) => ({
+      id: String(e.id),
+      type: e.type,
+      amount: dec(e.amount),
+      txHash: e.txHash,
+      createdAt: iso(e.createdAt),
+      bucket: e.bucket,
+      asset: e.asset,
+      balanceAfter: dec(e.balanceAfter),
+      ref: e.ref,
+    }));
+  });
+
+  app.get('/wallet/settlements', {
+    config: { access: 'session' },
+    schema: {
+      tags: ['wallet'],
+      summary: 'Deposit and withdrawal records, newest first',
+      description: 'Filter by kind and status; page backwards with `before` = the id of the last record seen.',
+      querystring: Type.Object(
+        {
+          kind: Type.Optional(literals(['deposit', 'withdraw'] as const)),
+          status: Type.Optional(literals(SETTLEMENT_STATUSES)),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          before: Type.Optional(Type.String({ maxLength: 64 })),
+        },
+        { additionalProperties: false },
+      ),
+      response: responses({ 200: Type.Array(SettlementView) }),
+    },
+  }, async (req) => {
+    const id = accountId(callerAddress(req));
+    if (id === undefined) return [];
+    let before: { createdAt: number; id: string } | undefined;
+    if (req.query.before !== undefined) {
+      const cursor = ctx.walletHistory.settlement(req.query.before);
+      if (cursor === undefined || cursor.accountId !== id) throw apiError('NOT_FOUND', `settlement ${req.query.before} not found`);
+      before = { createdAt: cursor.createdAt, id: cursor.id };
+    }
+    const rows = ctx.walletHistory.settlements({
+      accountId: id,
+      kind: req.query.kind,
+      status: req.query.status,
+      limit: req.query.limit ?? 50,
+      before,
+    });
+    return rows.map(settlementView);
+  });
+
+  app.get('/wallet/settlements/:id', {
+    config: { access: 'session' },
+    schema: {
+      tags: ['wallet'],
+      summary: 'One settlement record of the caller',
+      params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      response: responses({ 200: SettlementView }, [401, 403, 404, 429]),
+    },
+  }, async (req) => {
+    const id = accountId(callerAddress(req));
+    const record = ctx.walletHistory.settlement(req.params.id);
+    if (record === undefined || record.accountId !== id) throw apiError('NOT_FOUND', `settlement ${req.params.id} not found`);
+    return settlementView(record);
+  });
+}

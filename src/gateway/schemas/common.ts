@@ -1,0 +1,46 @@
+/**
+ * Schemas shared by many routes: the error envelope, timestamps, pagination, and the helper that
+ * attaches the documented error responses to a route so OpenAPI lists them.
+ */
+import { Type, type TSchema } from 'typebox';
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'stable machine-readable code, e.g. INSUFFICIENT_MARGIN' }),
+    message: Type.String({ description: 'human-readable detail' }),
+  },
+  { description: 'Every error response has this shape.' },
+);
+
+export const IsoTime = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
+export const NullableIsoTime = Type.Union([IsoTime, Type.Null()]);
+export const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const Address = Type.String({
+  pattern: '^0x[0-9a-fA-F]{40}$',
+  description: 'Ethereum address (0x + 40 hex digits)',
+});
+
+/** Page size for list endpoints that are not bounded by the contract. */
+export const listLimit = (max: number, fallback: number) =>
+  Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `1 to ${max}, default ${fallback}` }));
+
+const ERROR_STATUSES = {
+  400: 'malformed body, invalid enum or decimal, insufficient balance',
+  401: 'missing or expired session or key',
+  403: 'wrong scope, IP not allowed, or action not permitted',
+  404: 'unknown market, order or record',
+  409: 'duplicate clientOrderId or conflicting state',
+  422: 'business rejection by the engine',
+  429: 'rate limited',
+  500: 'internal error',
+  503: 'the core is unavailable',
+} as const;
+type ErrorStatus = keyof typeof ERROR_STATUSES;
+
+/** `{ 200: ok, 400: ErrorBody, ... }` for the statuses the route can return. */
+export function responses<S extends Record<number, TSchema>>(ok: S, statuses: readonly ErrorStatus[] = [400, 401, 403, 429]) {
+  const out: Record<number, TSchema> = { ...ok };
+  for (const status of statuses) out[status] = { ...ErrorBody, description: ERROR_STATUSES[status] };
+  return out as S & Record<ErrorStatus, TSchema>;
+}

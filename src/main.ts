@@ -1,0 +1,31 @@
+/**
+ * Process entry point: `npm start`. Reads settings, builds the service, listens, and shuts down
+ * cleanly on SIGINT/SIGTERM (everything acknowledged is already durable, so a kill -9 is safe too).
+ */
+import { ConfigError, loadSettings } from './config/env.ts';
+import { createService } from './service.ts';
+
+async function main(): Promise<void> {
+  let settings;
+  try {
+    settings = loadSettings();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const service = await createService(settings);
+  const address = await service.listen();
+  service.app.log.info(`exchange listening on ${address} (public origin ${settings.publicOrigin}); docs at /docs`);
+  const shutdown = async (signal: string) => {
+    service.app.log.info(`${signal}: shutting down`);
+    await service.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+void main();

@@ -1,0 +1,106 @@
+/**
+ * The composition root: settings -> store -> core (recovered from the journal) -> sequencer ->
+ * adapters (chain, watcher) -> gateway. `main.ts` runs it as a process; tests build it in-process
+ * on a temporary DATA_DIR and a loopback port.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { SimulatedChain } from './adapters/chain/simulated-chain.ts';
+import { AuthStore } from './adapters/store/auth-store.ts';
+import { openDatabase } from './adapters/store/database.ts';
+import { Journal } from './adapters/store/journal.ts';
+import { WalletHistory } from './adapters/store/projections/wallet-history.ts';
+import { coreConfig } from './config/core.ts';
+import type { Settings } from './config/env.ts';
+import { Exchange } from './core/exchange.ts';
+import { createApp, type TypedApp } from './gateway/app.ts';
+import { ApiKeys } from './gateway/auth/api-keys.ts';
+import { Sessions } from './gateway/auth/sessions.ts';
+import { SiweVerifier } from './gateway/auth/siwe.ts';
+import type { GatewayContext } from './gateway/context.ts';
+import { adminRoutes } from './gateway/routes/admin.ts';
+import { apiKeyRoutes } from './gateway/routes/api-keys.ts';
+import { authRoutes } from './gateway/routes/auth.ts';
+import { healthRoutes } from './gateway/routes/health.ts';
+import { walletRoutes } from './gateway/routes/wallet.ts';
+import { ChainWatcher } from './runtime/chain-watcher.ts';
+import { Sequencer } from './runtime/sequencer.ts';
+
+export interface Service {
+  readonly app: TypedApp;
+  readonly ctx: GatewayContext;
+  /** Listens on settings.host:port; returns the bound address. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly onFatal?: (error: unknown) => void;
+  readonly logger?: boolean;
+}
+
+export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
+  const db = openDatabase(join(settings.dataDir, 'exchange.sqlite'));
+  const walletHistory = new WalletHistory(db);
+  const journal = new Journal(db, [walletHistory]);
+  const authStore = new AuthStore(db);
+  const exchange = new Exchange(coreConfig(settings));
+
+  let app: TypedApp | null = null;
+  const onFatal = options.onFatal ?? ((error: unknown) => {
+    app?.log.fatal({ err: error }, 'exchange core stopped; exiting so the journal can be replayed');
+    setImmediate(() => process.exit(1));
+  });
+  const sequencer = new Sequencer(exchange, journal, { now: Date.now }, { maxBatch: 2048, onFatal });
+  const replayed = sequencer.recover();
+
+  const chain = new SimulatedChain({
+    path: join(settings.dataDir, 'chain.sqlite'),
+    chainId: settings.chainId,
+    asset: 'USDC',
+    blockMs: settings.chainBlockMs,
+  });
+  const secret = settings.jwtSecret !== null ? Buffer.from(settings.jwtSecret) : authStore.secret('jwt', () => randomBytes(32));
+  const sessions = new Sessions(authStore, secret, settings.publicOrigin);
+  const apiKeys = new ApiKeys(authStore);
+  const siwe = new SiweVerifier(authStore, settings);
+  const ctx: GatewayContext = {
+    settings, sequencer, exchange, walletHistory, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: Date.now(),
+  };
+
+  app = await createApp({
+    settings,
+    logger: options.logger,
+    identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
+  });
+  healthRoutes(app, ctx);
+  authRoutes(app, ctx);
+  apiKeyRoutes(app, ctx);
+  walletRoutes(app, ctx);
+  if (settings.adminToken !== null) adminRoutes(app, ctx);
+  await app.ready();
+  app.log.info({ replayed, journalSeq: journal.head() }, 'exchange core recovered from the journal');
+
+  const watcher = new ChainWatcher(chain, sequencer, {
+    depositConfirmations: settings.depositConfirmations,
+    log: (message, detail) => app?.log.warn({ detail }, message),
+  });
+
+  return {
+    app,
+    ctx,
+    async listen() {
+      const address = await app.listen({ port: settings.port, host: settings.host });
+      chain.start();
+      watcher.start();
+      return address;
+    },
+    async close() {
+      chain.stop();
+      await app.close();
+      sequencer.flush();
+      chain.close();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Test harness: runs the real service in-process on a loopback port with a fresh temporary
+ * DATA_DIR (real SQLite files), and offers a small fetch client plus Sign-In with Ethereum using
+ * a real secp256k1 key (viem). Nothing here is mocked; tests talk HTTP to the real gateway.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { createSiweMessage } from 'viem/siwe';
+import { loadSettings, type Settings } from '../../src/config/env.ts';
+import { createService, type Service } from '../../src/service.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const PUBLIC_ORIGIN = 'http://exchange.test';
+
+export interface TestService {
+  readonly url: string;
+  readonly service: Service;
+  readonly settings: Settings;
+  readonly dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function startService(env: Record<string, string> = {}, dataDir?: string): Promise<TestService> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'exchange-test-'));
+  const settings = loadSettings({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dir,
+    PUBLIC_ORIGIN,
+    ADMIN_TOKEN,
+    CHAIN_BLOCK_MS: '40',
+    DEPOSIT_CONFIRMATIONS: '2',
+    LOG_LEVEL: 'silent',
+    MARKET_MAKER: 'off',
+    ...env,
+  });
+  const service = await createService(settings, { logger: false });
+  const address = await service.listen();
+  return {
+    url: address.replace('[::1]', '127.0.0.1'),
+    service,
+    settings,
+    dataDir: dir,
+    async close() {
+      await service.close();
+      if (dataDir === undefined) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Reply<T = any> {
+  readonly status: number;
+  readonly body: T;
+  readonly headers: Headers;
+}
+
+export interface RequestOptions {
+  readonly method?: string;
+  readonly body?: unknown;
+  /** Raw body text (sent as is, for malformed-JSON tests). */
+  readonly raw?: string;
+  readonly token?: string;
+  readonly apiKey?: string;
+  readonly headers?: Record<string, string>;
+}
+
+export async function call<T = any>(base: string, path: string, options: RequestOptions = {}): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
+  let body: string | undefined;
+  if (options.raw !== undefined) body = options.raw;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(base + path, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text.length > 0 ? JSON.parse(text) : undefined;
+  } catch {
+    // non-JSON bodies stay text
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+export interface Trader {
+  readonly privateKey: Hex;
+  readonly address: string;
+  readonly lower: string;
+  readonly token: string;
+}
+
+export interface SiweOverrides {
+  domain?: string;
+  uri?: string;
+  chainId?: number;
+  issuedAt?: Date;
+  expirationTime?: Date;
+  notBefore?: Date;
+  nonce?: string;
+  scheme?: string;
+}
+
+/** Builds the EIP-4361 message this service expects, with optional deviations for hostile tests. */
+export async function siweMessage(base: string, privateKey: Hex, overrides: SiweOverrides = {}) {
+  const account = privateKeyToAccount(privateKey);
+  const nonceReply = await call(base, '/auth/nonce', { body: { walletAddress: account.address } });
+  if (nonceReply.status !== 200) throw new Error(`nonce failed: ${JSON.stringify(nonceReply.body)}`);
+  const origin = new URL(PUBLIC_ORIGIN);
+  const message = createSiweMessage({
+    domain: overrides.domain ?? origin.host,
+    address: account.address,
+    uri: overrides.uri ?? PUBLIC_ORIGIN,
+    version: '1',
+    chainId: overrides.chainId ?? 1,
+    nonce: overrides.nonce ?? nonceReply.body.nonce,
+    issuedAt: overrides.issuedAt ?? new Date(),
+    expirationTime: overrides.expirationTime,
+    notBefore: overrides.notBefore,
+    scheme: overrides.scheme,
+    statement: 'Sign in to the exchange',
+  });
+  const signature = await account.signMessage({ message });
+  return { message, signature, nonce: nonceReply.body.nonce as string, account };
+}
+
+export async function signIn(base: string, privateKey: Hex = generatePrivateKey()): Promise<Trader> {
+  const { message, signature, account } = await siweMessage(base, privateKey);
+  const reply = await call(base, '/auth/siwe', { body: { message, signature } });
+  if (reply.status !== 200) throw new Error(`sign-in failed: ${JSON.stringify(reply.body)}`);
+  return { privateKey, address: account.address, lower: account.address.toLowerCase(), token: reply.body.token };
+}
+
+/** Deposits through the simulated chain and waits until the wallet bucket is credited. */
+export async function fund(base: string, trader: Trader, amount: string, timeoutMs = 5000): Promise<void> {
+  const before = await call(base, '/wallet/balance', { token: trader.token });
+  const dep = await call(base, '/admin/chain/deposits', {
+    body: { walletAddress: trader.address, amount },
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  if (dep.status !== 200) throw new Error(`deposit failed: ${JSON.stringify(dep.body)}`);
+  const target = Number(before.body.onchainDepositTotal) + Number(amount);
+  await waitFor(async () => {
+    const b = await call(base, '/wallet/balance', { token: trader.token });
+    return Number(b.body.onchainDepositTotal) >= target - 1e-9;
+  }, timeoutMs);
+}
+
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 5000, stepMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms`);
+}
+
+export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
