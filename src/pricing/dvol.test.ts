@@ -1,0 +1,162 @@
+/**
+ * Tests for dvol.ts: DVOL on hand-built quotes against a calculation tabulated by hand in this file
+ * (strikes, ΔK and Q written out), a flat-vol surface priced with black76 (DVOL ≈ that vol), the
+ * expiry picker, the null cases and the interquartile-mean smoother.
+ */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { black76 } from './black76.ts';
+import { computeDvol, expiryVariance, iqmSmoother, pickDvolExpiries } from './dvol.ts';
+import type { DvolExpiry, DvolOption } from './dvol.ts';
+
+const DAY_MS = 86_400_000;
+const NOW = 1_767_225_600_000; // 2026-01-01T00:00:00Z, any fixed instant works
+
+function opts(type: 'call' | 'put', mids: Record<number, number>): DvolOption[] {
+  return Object.entries(mids).map(([strike, mid]) => ({ strike: Number(strike), type, mid }));
+}
+
+/** Near expiry, 23 days, F 60 300 so K0 = 60 000. */
+const NEAR: DvolExpiry = {
+  expiryMs: NOW + 23 * DAY_MS,
+  forward: 60_300,
+  options: [
+    // 56 000 has no bid (one miss: the walk continues to 55 000); ITM calls are ignored.
+    ...opts('put', { 55_000: 120, 56_000: 0, 57_000: 300, 58_000: 450, 59_000: 700, 60_000: 1_050 }),
+    ...opts('put', { 62_000: 2_340 }),
+    // 63 000 and 64 000 have no bid: the walk stops there, so 65 000 is left out.
+    ...opts('call', { 58_000: 2_750, 60_000: 1_350, 61_000: 950, 62_000: 640 }),
+    ...opts('call', { 63_000: 0, 64_000: 0, 65_000: 90 }),
+  ],
+};
+
+/** Far expiry, 37 days, F 60 800 so K0 = 60 000 (62 000 is above F). */
+const FAR: DvolExpiry = {
+  expiryMs: NOW + 37 * DAY_MS,
+  forward: 60_800,
+  options: [
+    ...opts('put', { 56_000: 700, 58_000: 1_100, 60_000: 1_700 }),
+    ...opts('call', { 60_000: 2_500, 62_000: 1_700, 64_000: 1_100, 66_000: 700 }),
+  ],
+};
+
+describe('computeDvol on hand-built quotes', () => {
+  test('matches the VIX formula evaluated term by term', () => {
+    // [K, ΔK, Q] as read off the quotes above by hand.
+    const nearTerms = [
+      [55_000, 2_000, 120], // lowest strike: one-sided ΔK = 57 000 − 55 000
+      [57_000, 1_500, 300], // (58 000 − 55 000)/2
+      [58_000, 1_000, 450],
+      [59_000, 1_000, 700],
+      [60_000, 1_000, (1_050 + 1_350) / 2], // K0: average of put and call
+      [61_000, 1_000, 950],
+      [62_000, 1_000, 640], // highest strike used: one-sided
+    ] as const;
+    const farTerms = [
+      [56_000, 2_000, 700],
+      [58_000, 2_000, 1_100],
+      [60_000, 2_000, (1_700 + 2_500) / 2],
+      [62_000, 2_000, 1_700],
+      [64_000, 2_000, 1_100],
+      [66_000, 2_000, 700],
+    ] as const;
+    const T1 = 23 / 365;
+    const T2 = 37 / 365;
+    type Terms = readonly (readonly [number, number, number])[];
+    const variance = (terms: Terms, T: number, F: number, K0: number) =>
+      (2 / T) * terms.reduce((s, [K, dK, Q]) => s + (dK / (K * K)) * Q, 0) - (1 / T) * (F / K0 - 1) ** 2;
+    const s1 = variance(nearTerms, T1, 60_300, 60_000);
+    const s2 = variance(farTerms, T2, 60_800, 60_000);
+    const N1 = 23 * 1_440;
+    const N2 = 37 * 1_440;
+    const nearWeight = (N2 - 43_200) / (N2 - N1);
+    const farWeight = (43_200 - N1) / (N2 - N1);
+    const s30 = (T1 * s1 * nearWeight + T2 * s2 * farWeight) * (525_600 / 43_200);
+    const expected = 100 * Math.sqrt(s30);
+
+    const res = computeDvol({ nowMs: NOW, near: NEAR, far: FAR });
+    assert.ok(res);
+    assert.ok(Math.abs(res.sigma2Near - s1) < 1e-12, `near ${res.sigma2Near} vs ${s1}`);
+    assert.ok(Math.abs(res.sigma2Far - s2) < 1e-12, `far ${res.sigma2Far} vs ${s2}`);
+    assert.ok(Math.abs(res.dvol - expected) < 1e-9, `dvol ${res.dvol} vs ${expected}`);
+    assert.equal(res.nearExpiryMs, NEAR.expiryMs);
+    assert.equal(res.farExpiryMs, FAR.expiryMs);
+    // Sanity on the magnitude of the hand-built book: a plausible crypto vol.
+    assert.ok(res.dvol > 20 && res.dvol < 120, `dvol ${res.dvol}`);
+  });
+
+});
+
+describe('computeDvol on a model surface and bad inputs', () => {
+  test('a flat-vol black76 surface gives DVOL ≈ that vol', () => {
+    for (const vol of [0.3, 0.55, 0.9]) {
+      const slice = (days: number, F: number): DvolExpiry => {
+        const T = days / 365;
+        const options: DvolOption[] = [];
+        for (let K = 10_000; K <= 250_000; K += 1_000) {
+          for (const type of ['call', 'put'] as const) {
+            options.push({ strike: K, type, mid: black76({ F, K, T, sigma: vol, type }).price });
+          }
+        }
+        return { expiryMs: NOW + days * DAY_MS, forward: F, options };
+      };
+      const res = computeDvol({ nowMs: NOW, near: slice(23, 60_300), far: slice(37, 60_800) });
+      assert.ok(res);
+      assert.ok(Math.abs(res.dvol - vol * 100) < 0.5, `vol ${vol}: dvol ${res.dvol}`);
+    }
+  });
+
+  test('null when inputs are insufficient', () => {
+    const oneStrike: DvolExpiry = { ...NEAR, options: opts('put', { 60_000: 1_000 }) };
+    assert.equal(computeDvol({ nowMs: NOW, near: oneStrike, far: FAR }), null);
+    const forwardBelowStrikes: DvolExpiry = { ...FAR, forward: 50_000 };
+    assert.equal(computeDvol({ nowMs: NOW, near: NEAR, far: forwardBelowStrikes }), null);
+    assert.equal(computeDvol({ nowMs: NOW, near: FAR, far: NEAR }), null);
+    assert.equal(computeDvol({ nowMs: NEAR.expiryMs, near: NEAR, far: FAR }), null);
+    const noMids: DvolExpiry = { ...FAR, options: FAR.options.map((o) => ({ ...o, mid: 0 })) };
+    assert.equal(computeDvol({ nowMs: NOW, near: NEAR, far: noMids }), null);
+    assert.equal(expiryVariance({ ...NEAR, forward: Number.NaN }, NOW), null);
+  });
+});
+
+describe('pickDvolExpiries', () => {
+  const e = (days: number) => NOW + days * DAY_MS;
+  test('near is the last expiry under 30 days, far the first at or beyond', () => {
+    const picked = pickDvolExpiries([e(2), e(9), e(23), e(37), e(65)], NOW);
+    assert.deepEqual(picked, { nearMs: e(23), farMs: e(37) });
+    const unsorted = pickDvolExpiries([e(65), e(30), e(29.9), e(-1)], NOW);
+    assert.deepEqual(unsorted, { nearMs: e(29.9), farMs: e(30) });
+  });
+  test('null without an expiry on each side of 30 days', () => {
+    assert.equal(pickDvolExpiries([e(2), e(9)], NOW), null);
+    assert.equal(pickDvolExpiries([e(31), e(60)], NOW), null);
+    assert.equal(pickDvolExpiries([], NOW), null);
+  });
+});
+
+describe('iqmSmoother', () => {
+  test('interquartile mean of the last N values', () => {
+    const s = iqmSmoother(8);
+    assert.equal(s.value(), null);
+    s.push(50);
+    assert.equal(s.value(), 50);
+    for (const v of [1, 100, 52, 48, 51, 49, 1000]) s.push(v);
+    // Sorted: 1 48 49 50 51 52 100 1000; drop two at each end: mean(49, 50, 51, 52).
+    assert.equal(s.value(), 50.5);
+    s.push(Number.NaN);
+    assert.equal(s.value(), 50.5);
+    // The window rolls: 50 and 1 leave, 53 and 54 arrive.
+    s.push(53);
+    s.push(54);
+    // Sorted: 48 49 51 52 53 54 100 1000; middle four 51 52 53 54.
+    assert.equal(s.value(), 52.5);
+  });
+
+  test('default window is 120 and spikes do not move it', () => {
+    const s = iqmSmoother();
+    for (let i = 0; i < 200; i++) s.push(i % 10 === 0 ? 500 : 55 + (i % 3) * 0.1);
+    const v = s.value();
+    assert.ok(v !== null && Math.abs(v - 55.1) < 0.1, `${v}`);
+    assert.throws(() => iqmSmoother(0), RangeError);
+  });
+});
