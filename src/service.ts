@@ -9,7 +9,12 @@ import { SimulatedChain } from './adapters/chain/simulated-chain.ts';
 import { AuthStore } from './adapters/store/auth-store.ts';
 import { openDatabase } from './adapters/store/database.ts';
 import { Journal } from './adapters/store/journal.ts';
+import { MarketHistory } from './adapters/store/projections/market-history.ts';
+import { TradingHistory } from './adapters/store/projections/trading-history.ts';
 import { WalletHistory } from './adapters/store/projections/wallet-history.ts';
+import { SimulatedFeed } from './adapters/feed/simulated-feed.ts';
+import { DEFAULT_UNDERLYINGS } from './adapters/feed/price-model.ts';
+import { toFloat } from './core/money.ts';
 import { coreConfig } from './config/core.ts';
 import type { Settings } from './config/env.ts';
 import { Exchange } from './core/exchange.ts';
@@ -22,7 +27,12 @@ import { adminRoutes } from './gateway/routes/admin.ts';
 import { apiKeyRoutes } from './gateway/routes/api-keys.ts';
 import { authRoutes } from './gateway/routes/auth.ts';
 import { healthRoutes } from './gateway/routes/health.ts';
+import { marketDataRoutes } from './gateway/routes/market-data.ts';
 import { walletRoutes } from './gateway/routes/wallet.ts';
+import { perpsAccountRoutes } from './gateway/routes/perps-account.ts';
+import { perpsMarketRoutes } from './gateway/routes/perps-markets.ts';
+import { perpsTradingRoutes } from './gateway/routes/perps-trading.ts';
+import { Ticker } from './runtime/ticker.ts';
 import { ChainWatcher } from './runtime/chain-watcher.ts';
 import { Sequencer } from './runtime/sequencer.ts';
 
@@ -42,7 +52,9 @@ export interface ServiceOptions {
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
   const db = openDatabase(join(settings.dataDir, 'exchange.sqlite'));
   const walletHistory = new WalletHistory(db);
-  const journal = new Journal(db, [walletHistory]);
+  const tradingHistory = new TradingHistory(db);
+  const marketHistory = new MarketHistory(db);
+  const journal = new Journal(db, [walletHistory, tradingHistory, marketHistory]);
   const authStore = new AuthStore(db);
   const exchange = new Exchange(coreConfig(settings));
 
@@ -65,7 +77,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const apiKeys = new ApiKeys(authStore);
   const siwe = new SiweVerifier(authStore, settings);
   const ctx: GatewayContext = {
-    settings, sequencer, exchange, walletHistory, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: Date.now(),
+    settings, sequencer, exchange, walletHistory, tradingHistory, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: Date.now(),
   };
 
   app = await createApp({
@@ -77,6 +89,10 @@ export async function createService(settings: Settings, options: ServiceOptions 
   authRoutes(app, ctx);
   apiKeyRoutes(app, ctx);
   walletRoutes(app, ctx);
+  perpsMarketRoutes(app, ctx);
+  marketDataRoutes(app, ctx, marketHistory);
+  perpsTradingRoutes(app, ctx);
+  perpsAccountRoutes(app, ctx);
   if (settings.adminToken !== null) adminRoutes(app, ctx);
   await app.ready();
   app.log.info({ replayed, journalSeq: journal.head() }, 'exchange core recovered from the journal');
@@ -86,6 +102,9 @@ export async function createService(settings: Settings, options: ServiceOptions 
     log: (message, detail) => app?.log.warn({ detail }, message),
   });
 
+  const feed = settings.feed === 'simulated' ? simulatedFeed(exchange, (e) => app?.log.error({ err: e }, 'feed')) : null;
+  const ticker = new Ticker(sequencer, settings.tickMs, (e) => app?.log.error({ err: e }, 'tick failed'));
+
   return {
     app,
     ctx,
@@ -93,9 +112,15 @@ export async function createService(settings: Settings, options: ServiceOptions 
       const address = await app.listen({ port: settings.port, host: settings.host });
       chain.start();
       watcher.start();
+      ticker.start();
+      feed?.start((underlying, observations) => {
+        void sequencer.submit({ type: 'prices.observe', underlying, observations });
+      });
       return address;
     },
     async close() {
+      feed?.stop();
+      ticker.stop();
       chain.stop();
       await app.close();
       sequencer.flush();
@@ -103,4 +128,18 @@ export async function createService(settings: Settings, options: ServiceOptions 
       db.close();
     },
   };
+}
+
+/**
+ * The simulated feed resumes each underlying from its last journaled price (so a restart does not
+ * jump the market back to the model's start) and draws a fresh path each run.
+ */
+function simulatedFeed(exchange: Exchange, onError: (e: unknown) => void): SimulatedFeed {
+  const underlyings = Object.fromEntries(
+    Object.entries(DEFAULT_UNDERLYINGS).map(([name, model]) => {
+      const last = exchange.index.lastPrice(name);
+      return [name, last === null ? model : { ...model, start: toFloat(last) }];
+    }),
+  );
+  return new SimulatedFeed({ seed: Date.now() % 2 ** 31, underlyings, onError });
 }

@@ -1,16 +1,36 @@
 /**
- * The core's configuration: assets and their precision, and the wallet rules. Market listings,
- * fee tiers and margin tiers join this file's siblings as the engines arrive.
+ * The core's configuration: assets and their precision, wallet rules, index construction, and the
+ * linear engine's markets, fees and limits (config/markets.ts).
  */
 import type { CoreConfig } from '../core/exchange.ts';
 import type { Settings } from './env.ts';
+import { futureSpec, LINEAR_LIMITS, PERP_FEE_TIERS, perpSpec, UNDERLYINGS } from './markets.ts';
 
-export function coreConfig(settings: Pick<Settings, 'depositConfirmations'>): CoreConfig {
+export function coreConfig(
+  settings: Pick<Settings, 'depositConfirmations'> & Partial<Pick<Settings, 'indexMaxAgeMs'>>,
+): CoreConfig {
   return {
     settlementAsset: 'USDC',
     assetDecimals: { USDC: 6, BTC: 8, ETH: 8 },
     spotAssets: ['BTC', 'ETH'],
     depositConfirmations: settings.depositConfirmations,
     withdrawalMaxAttempts: 20,
+    index: {
+      maxAgeMs: settings.indexMaxAgeMs ?? 10_000,
+      minSources: 2,
+      clampBps: 50,
+      decimals: 8,
+      twapRetentionMs: 2 * 3_600_000,
+    },
+    linear: {
+      perps: UNDERLYINGS.map(perpSpec),
+      futureSpec: (underlying, expiry) => {
+        const u = UNDERLYINGS.find((x) => x.symbol === underlying);
+        if (u === undefined) throw new Error(`no configuration for underlying ${underlying}`);
+        return futureSpec(u, expiry);
+      },
+      feeTiers: PERP_FEE_TIERS,
+      limits: LINEAR_LIMITS,
+    },
   };
 }

@@ -35,6 +35,10 @@ export interface Settings {
   };
   /** SSE heartbeat period (about 15 s per the contract; tests shorten it). */
   readonly heartbeatMs: number;
+  /** An index input older than this is unavailable (no index, no mark). */
+  readonly indexMaxAgeMs: number;
+  /** Period of the core's clock tick (marks, triggers, listings, funding, expiry). */
+  readonly tickMs: number;
 }
 
 export class ConfigError extends Error {
@@ -74,6 +78,8 @@ export function loadSettings(env: Env = readEnv()): Settings {
       orderActionsPerWindow: int(env, 'RATE_LIMIT_ORDERS', 1000, 1, 1e9),
     },
     heartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 10, 600_000),
+    indexMaxAgeMs: int(env, 'INDEX_MAX_AGE_MS', 10_000, 100, 86_400_000),
+    tickMs: int(env, 'TICK_MS', 1000, 10, 60_000),
   };
 }
 

@@ -10,6 +10,25 @@
 import type { Fixed } from './money.ts';
 import type { Bucket } from './ledger/ledger.ts';
 import type { WithdrawalMove } from './wallet/wallet.ts';
+import type { CancelFilter, QuoteRequest } from './linear/engine.ts';
+import type { OrderRequest } from './linear/order.ts';
+import type { MarginMode, OrderType, TimeInForce } from './records.ts';
+
+export interface PriceObservation {
+  readonly source: string;
+  readonly price: Fixed;
+  readonly ts: number;
+}
+
+export interface ClosePositionRequest {
+  readonly marketId: string;
+  readonly marginMode: MarginMode;
+  /** null closes the whole position. */
+  readonly quantity: Fixed | null;
+  readonly type: OrderType;
+  readonly price: Fixed | null;
+  readonly timeInForce: TimeInForce;
+}
 
 export type Command =
   | { type: 'wallet.transfer'; account: string; from: Bucket; to: Bucket; amount: Fixed }
@@ -17,7 +36,14 @@ export type Command =
   | { type: 'chain.deposit_observed'; txHash: string; account: string; amount: Fixed; confirmations: number }
   | { type: 'chain.deposit_reorged'; txHash: string }
   | { type: 'withdrawal.move'; id: string; move: WithdrawalMove }
-  | { type: 'index.publish'; underlying: string; price: Fixed; sourceTs: number };
+  | { type: 'index.publish'; underlying: string; price: Fixed; sourceTs: number }
+  | { type: 'prices.observe'; underlying: string; observations: readonly PriceObservation[] }
+  | { type: 'clock.tick' }
+  | { type: 'perp.place'; account: string; request: OrderRequest }
+  | { type: 'perp.cancel'; account: string; orderId: number }
+  | { type: 'perp.cancel_all'; account: string; filter: CancelFilter }
+  | { type: 'perp.quote'; account: string; quote: QuoteRequest }
+  | { type: 'perp.close'; account: string; close: ClosePositionRequest };
 
 export type CommandType = Command['type'];
 export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;

@@ -33,6 +33,7 @@ export const REJECT_CODES = [
   'FOK_NOT_FILLED',
   'STRATEGY_NOT_FILLED',
   'MMP_TRIGGERED',
+  'TOO_MANY_OPEN_ORDERS',
   // operational (429/5xx)
   'RATE_LIMITED',
   'INTERNAL',

@@ -6,6 +6,7 @@
  */
 import type { Fixed } from './money.ts';
 import type { LedgerEntry } from './ledger/ledger.ts';
+import type { FillRecord, OrderRecord, PositionRecord } from './records.ts';
 import type { SettlementKind, SettlementStatus } from './wallet/wallet.ts';
 
 export interface SettlementRecord {
@@ -27,6 +28,16 @@ export type ExchangeEvent =
   | { readonly type: 'ledger'; readonly entry: LedgerEntry }
   | { readonly type: 'settlement'; readonly settlement: SettlementRecord }
   | { readonly type: 'alarm'; readonly kind: string; readonly message: string; readonly at: number }
-  | { readonly type: 'index'; readonly underlying: string; readonly price: Fixed; readonly sourceTs: number; readonly at: number };
+  | { readonly type: 'index'; readonly underlying: string; readonly price: Fixed; readonly sourceTs: number; readonly at: number }
+  | { readonly type: 'order'; readonly order: OrderRecord }
+  | { readonly type: 'fill'; readonly fill: FillRecord }
+  | { readonly type: 'position'; readonly position: PositionRecord }
+  | {
+      readonly type: 'mark';
+      readonly marketId: string;
+      readonly markPrice: Fixed | null;
+      readonly indexPrice: Fixed | null;
+      readonly at: number;
+    };
 
 export type ExchangeEventType = ExchangeEvent['type'];

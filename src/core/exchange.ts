@@ -18,7 +18,15 @@ import type { Command, CommandOf, CommandType } from './commands.ts';
 import { isRejection, reject, type Rejection } from './errors.ts';
 import type { ExchangeEvent, SettlementRecord } from './events.ts';
 import { BUCKETS, Ledger, type Bucket } from './ledger/ledger.ts';
+import type { LinearLimits, OrderPlan } from './linear/checks.ts';
+import { LinearEngine, type PlaceResult, type QuoteResult } from './linear/engine.ts';
+import type { OrderRequest } from './linear/order.ts';
+import { listedExpiries } from './listings.ts';
+import type { MarketSpec } from './markets.ts';
 import type { Fixed } from './money.ts';
+import { IndexBoard, type IndexSettings } from './prices/index-board.ts';
+import type { OrderRecord } from './records.ts';
+import { FeeSchedule, VolumeTracker, type FeeTier } from './risk/fees.ts';
 import { Wallet, type Settlement } from './wallet/wallet.ts';
 
 export interface CoreConfig {
@@ -30,6 +38,15 @@ export interface CoreConfig {
   readonly spotAssets: readonly string[];
   readonly depositConfirmations: number;
   readonly withdrawalMaxAttempts: number;
+  readonly index: IndexSettings;
+  readonly linear: {
+    /** Perpetuals, listed from the first command on. */
+    readonly perps: readonly MarketSpec[];
+    /** The dated future of an underlying for an expiry on the listing calendar. */
+    readonly futureSpec: (underlying: string, expiry: number) => MarketSpec;
+    readonly feeTiers: readonly FeeTier[];
+    readonly limits: LinearLimits;
+  };
 }
 
 /** Holds on a bucket kept by the engine that owns it (order reserves, margin in use). */
@@ -72,6 +89,13 @@ interface CommandResults {
   'chain.deposit_reorged': SettlementRecord | null;
   'withdrawal.move': SettlementRecord;
   'index.publish': IndexQuote;
+  'prices.observe': null;
+  'clock.tick': null;
+  'perp.place': PlaceResult;
+  'perp.cancel': OrderRecord;
+  'perp.cancel_all': { cancelled: string[] };
+  'perp.quote': QuoteResult;
+  'perp.close': PlaceResult;
 }
 export type ResultOf<T extends CommandType> = CommandResults[T];
 
@@ -79,11 +103,15 @@ export class Exchange {
   readonly accounts = new Accounts();
   readonly ledger: Ledger;
   readonly wallet: Wallet;
+  readonly index: IndexBoard;
+  readonly linear: LinearEngine;
+  readonly perpFees: FeeSchedule;
   private readonly holds = new Map<Bucket, BucketHolds>();
-  private readonly indexPrices = new Map<string, IndexQuote>();
   private readonly creditedDeposits = new Map<number, Fixed>();
   private events: ExchangeEvent[] = [];
   private clock = 0;
+  private nextOrderId = 1;
+  private nextTradeId = 1;
 
   constructor(readonly config: CoreConfig) {
     this.ledger = new Ledger((entry) => {
@@ -103,6 +131,24 @@ export class Exchange {
       },
       config,
     );
+    this.index = new IndexBoard(config.index);
+    const settlementDecimals = config.assetDecimals[config.settlementAsset] ?? 6;
+    this.perpFees = new FeeSchedule(config.linear.feeTiers, settlementDecimals);
+    this.linear = new LinearEngine({
+      ledger: this.ledger,
+      index: this.index,
+      fees: this.perpFees,
+      volumes: new VolumeTracker(),
+      settlementAsset: config.settlementAsset,
+      settlementDecimals,
+      limits: config.linear.limits,
+      nextOrderId: () => this.nextOrderId++,
+      nextTradeId: () => this.nextTradeId++,
+      now: () => this.clock,
+      emit: (event) => this.events.push(event),
+    });
+    for (const spec of config.linear.perps) this.linear.listMarket(spec);
+    this.registerHolds('perps', this.linear.holds());
   }
 
   /** The time of the command being applied (or of the last one applied). */
@@ -124,6 +170,7 @@ export class Exchange {
     this.clock = Math.max(this.clock, now);
     this.events = [];
     const result = this.dispatch(command as Command);
+    this.linear.flush();
     if (isRejection(result)) {
       assert(this.events.length === 0, `command ${command.type} was rejected after it changed state`);
       this.ledger.forgetTouched();
@@ -153,6 +200,96 @@ export class Exchange {
       }
       case 'index.publish':
         return this.publishIndex(command);
+      case 'prices.observe':
+        this.index.observe(command.underlying, command.observations, this.clock);
+        this.linear.updateMarks(command.underlying, this.clock);
+        return null;
+      case 'clock.tick':
+        return this.tick();
+      default:
+        return this.dispatchTrading(command);
+    }
+  }
+
+  private dispatchTrading(command: Command): unknown {
+    switch (command.type) {
+      case 'perp.place':
+        return this.linear.place(this.accountId(command.account), command.request);
+      case 'perp.cancel':
+        return this.linear.cancel(this.accountId(command.account), command.orderId);
+      case 'perp.cancel_all':
+        return { cancelled: this.linear.cancelAll(this.accountId(command.account), command.filter) };
+      case 'perp.quote':
+        return this.linear.quote(this.accountId(command.account), command.quote);
+      case 'perp.close':
+        return this.closePosition(command);
+      default:
+        throw new Error(`unknown command ${(command as { type: string }).type}`);
+    }
+  }
+
+  /** Time passes: list what the calendar wants listed, sample the index, re-mark, fire triggers. */
+  private tick(): null {
+    this.ensureListings();
+    for (const underlying of this.index.underlyingNames()) this.index.sample(underlying, this.clock);
+    this.linear.updateMarks(null, this.clock);
+    return null;
+  }
+
+  private ensureListings(): void {
+    const underlyings = new Set(this.config.linear.perps.map((p) => p.underlying));
+    for (const expiry of listedExpiries(this.clock)) {
+      for (const underlying of underlyings) {
+        const spec = this.config.linear.futureSpec(underlying, expiry);
+        if (!this.linear.markets.has(spec.id)) this.linear.listMarket(spec);
+      }
+    }
+  }
+
+  private closePosition(c: CommandOf<'perp.close'>): PlaceResult | Rejection {
+    const accountId = this.accountId(c.account);
+    const market = this.linear.markets.get(c.close.marketId);
+    if (market === undefined) return reject('NOT_FOUND', `market ${c.close.marketId} not found`);
+    const position = this.linear.findAccount(accountId)?.position(market, c.close.marginMode);
+    if (position === undefined || position.size === 0) {
+      return reject('NOT_FOUND', `no open ${c.close.marginMode} position in ${c.close.marketId}`);
+    }
+    const full = market.units.size(Math.abs(position.size));
+    const quantity = c.close.quantity === null || c.close.quantity > full ? full : c.close.quantity;
+    const request: OrderRequest = {
+      marketId: c.close.marketId,
+      side: position.size > 0 ? 1 : 0,
+      type: c.close.type,
+      quantity,
+      price: c.close.price,
+      timeInForce: c.close.timeInForce,
+      postOnly: false,
+      reduceOnly: true,
+      marginMode: c.close.marginMode,
+      clientOrderId: null,
+      stopPrice: null,
+      takeProfitPrice: null,
+      stopLossPrice: null,
+      selfTradePrevention: 'cancel_maker',
+      quoteId: null,
+    };
+    return this.linear.place(accountId, request);
+  }
+
+  /** The id of the account with this address, opened now if new (ids follow command order). */
+  private accountId(address: string): number {
+    return this.accounts.open(address, this.clock).id;
+  }
+
+  /** Dry run of a perp order at `now` (no command, no journal, no change). */
+  previewPerpOrder(address: string, request: OrderRequest, now: number): { plan: OrderPlan | null; rejection: Rejection | null } {
+    const saved = this.clock;
+    this.clock = Math.max(this.clock, now);
+    try {
+      const account = this.accounts.find(address);
+      return this.linear.preview(account?.id ?? -1, request);
+    } finally {
+      this.clock = saved;
     }
   }
 
@@ -184,8 +321,9 @@ export class Exchange {
 
   private publishIndex(c: CommandOf<'index.publish'>): IndexQuote {
     const quote: IndexQuote = { price: c.price, sourceTs: c.sourceTs, receivedAt: this.clock };
-    this.indexPrices.set(c.underlying, quote);
+    this.index.publish(c.underlying, c.price, c.sourceTs, this.clock);
     this.events.push({ type: 'index', underlying: c.underlying, price: c.price, sourceTs: c.sourceTs, at: this.clock });
+    this.linear.updateMarks(c.underlying, this.clock);
     return quote;
   }
 
@@ -245,8 +383,8 @@ export class Exchange {
     return s === undefined ? undefined : settlementRecord(s);
   }
 
-  indexPrice(underlying: string): IndexQuote | undefined {
-    return this.indexPrices.get(underlying);
+  indexPrice(underlying: string, now: number): Fixed | null {
+    return this.index.index(underlying, now)?.price ?? null;
   }
 }
 

@@ -54,6 +54,7 @@ export interface AppOptions {
 
 export async function createApp(options: AppOptions): Promise<TypedApp> {
   const { settings } = options;
+  const limiter = new RateLimiter(settings.rateLimit);
   const app = Fastify({
     logger: options.logger === false || settings.logLevel === 'silent' ? false : { level: settings.logLevel },
     logController: new LogController({ disableRequestLogging: true }),
@@ -64,6 +65,13 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
     routerOptions: { maxParamLength: SERVER_LIMITS.maxParamLength },
     trustProxy: settings.trustProxy.length > 0 ? [...settings.trustProxy] : false,
     return503OnClosing: true,
+    // Router-level refusals (a malformed %-escape, an over-long path parameter) skip the hooks and
+    // the error handler; without this they answer Fastify's own body, not the envelope.
+    frameworkErrors: (error, req, reply) => {
+      reply.header('X-Api-Version', '1');
+      const send = (e: unknown) => sendError(app, e, req as FastifyRequest, reply as FastifyReply);
+      limiter.hook()(req as FastifyRequest, reply as FastifyReply).then(() => send(error), send);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(strictValidatorCompiler);
@@ -74,7 +82,6 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
   await app.register(swagger, { openapi: openApiDocument(settings) });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
-  const limiter = new RateLimiter(settings.rateLimit);
   app.addHook('onRequest', async (_req, reply) => {
     reply.header('X-Api-Version', '1');
   });

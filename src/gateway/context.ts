@@ -5,6 +5,7 @@
  */
 import type { ChainPort } from '../adapters/chain/port.ts';
 import type { SimulatedChain } from '../adapters/chain/simulated-chain.ts';
+import type { TradingHistory } from '../adapters/store/projections/trading-history.ts';
 import type { WalletHistory } from '../adapters/store/projections/wallet-history.ts';
 import type { Settings } from '../config/env.ts';
 import type { CommandOf, CommandType } from '../core/commands.ts';
@@ -20,6 +21,7 @@ export interface GatewayContext {
   readonly sequencer: Sequencer;
   readonly exchange: Exchange;
   readonly walletHistory: WalletHistory;
+  readonly tradingHistory: TradingHistory;
   readonly siwe: SiweVerifier;
   readonly sessions: Sessions;
   readonly apiKeys: ApiKeys;

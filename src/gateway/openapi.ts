@@ -53,6 +53,8 @@ export function openApiDocument(settings: Settings): OpenApiDocument {
     tags: [
       { name: 'auth', description: 'Sign-in with Ethereum and sessions' },
       { name: 'api-keys', description: 'API key management (session only)' },
+      { name: 'market-data', description: 'Public markets, books, stats, candles, fees' },
+      { name: 'perps', description: 'Perpetuals and dated futures: orders, quotes, positions' },
       { name: 'wallet', description: 'Balances, bucket transfers, withdrawals, settlements' },
       { name: 'admin', description: 'Operator endpoints (enabled by ADMIN_TOKEN)' },
       { name: 'system', description: 'Health' },

@@ -25,7 +25,7 @@ export interface TestService {
 
 export async function startService(env: Record<string, string> = {}, dataDir?: string): Promise<TestService> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'exchange-test-'));
-  const settings = loadSettings({
+  const merged: Record<string, string> = {
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dir,
@@ -36,8 +36,17 @@ export async function startService(env: Record<string, string> = {}, dataDir?: s
     LOG_LEVEL: 'silent',
     MARKET_MAKER: 'off',
     ...env,
+  };
+  // `ADMIN_TOKEN: ''` stands for "not set": the service then serves no /admin routes at all.
+  if (merged.ADMIN_TOKEN === '') delete merged.ADMIN_TOKEN;
+  const settings = loadSettings(merged);
+  const service = await createService(settings, {
+    logger: false,
+    onFatal: (error) => {
+      // A fail-stop in a test is a bug: make it loud instead of exiting the test process.
+      console.error('exchange core stopped (fail-stop):', error);
+    },
   });
-  const service = await createService(settings, { logger: false });
   const address = await service.listen();
   return {
     url: address.replace('[::1]', '127.0.0.1'),

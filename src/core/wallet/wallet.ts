@@ -79,6 +79,7 @@ export class Wallet {
 
   transfer(accountId: number, from: Bucket, to: Bucket, amount: Fixed): Rejection | null {
     if (from === to) return reject('VALIDATION_ERROR', '`from` and `to` must be different buckets');
+    if (amount <= 0n) return reject('VALIDATION_ERROR', 'amount must be positive');
     const available = this.ctx.transferable(accountId, from);
     if (amount > available) return insufficient(from, amount, available);
     const asset = this.config.settlementAsset;
@@ -94,6 +95,7 @@ export class Wallet {
   }
 
   withdraw(accountId: number, walletAddress: string, amount: Fixed): Settlement | Rejection {
+    if (amount <= 0n) return reject('VALIDATION_ERROR', 'amount must be positive');
     const available = this.ctx.transferable(accountId, 'wallet');
     if (amount > available) return insufficient('wallet', amount, available);
     const now = this.ctx.now();

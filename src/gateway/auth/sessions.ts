@@ -18,6 +18,8 @@ export const SESSION_TTL_MS = 7 * 86_400_000;
 const AUDIENCE = 'exchange:session';
 const TOKEN_TYPE = 'session+jwt';
 const CACHE_MAX = 10_000;
+/** header.payload.signature in unpadded base64url; an HS256 signature is 32 bytes = 43 characters. */
+const COMPACT_HS256 = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.([A-Za-z0-9_-]{43})$/;
 
 export interface Session {
   readonly address: string;
@@ -64,6 +66,11 @@ export class Sessions {
       return null;
     }
     if (token.length > 2048) return null;
+    // One spelling per token: jose's base64url decoder tolerates padding, whitespace and unused
+    // low bits in the last character, which would let one signature verify under many strings.
+    const signature = COMPACT_HS256.exec(token)?.[1];
+    if (signature === undefined) return null;
+    if (Buffer.from(signature, 'base64url').toString('base64url') !== signature) return null;
     try {
       const { payload } = await jwtVerify(token, this.secret, {
         algorithms: ['HS256'],

@@ -49,14 +49,17 @@ export class SiweVerifier {
   issueNonce(walletAddress: string): { nonce: string; expiresAt: number } {
     if (!isAddress(walletAddress, { strict: false })) throw apiError('VALIDATION_ERROR', 'walletAddress must be a 0x address');
     const address = walletAddress.toLowerCase();
-    if (this.store.outstandingNonces(address) >= MAX_OUTSTANDING_NONCES) {
-      throw apiError('RATE_LIMITED', 'too many outstanding sign-in nonces for this address; use one or wait 5 minutes');
-    }
     let nonce = '';
     for (let i = 0; i < NONCE_LENGTH; i++) nonce += ALPHABET[randomInt(ALPHABET.length)];
     const issuedAt = this.now();
     const expiresAt = issuedAt + NONCE_TTL_MS;
+    // Count after adding: addNonce prunes expired nonces first, so only live ones count (counting
+    // before it let expired nonces lock an address out until some other address asked for one).
     this.store.addNonce({ nonce, address, issuedAt, expiresAt });
+    if (this.store.outstandingNonces(address) > MAX_OUTSTANDING_NONCES) {
+      this.store.takeNonce(nonce);
+      throw apiError('RATE_LIMITED', 'too many outstanding sign-in nonces for this address; use one or wait 5 minutes');
+    }
     return { nonce, expiresAt };
   }
 

@@ -1,0 +1,214 @@
+/**
+ * History of trading: every order's latest state and every fill, one row per participating
+ * account, written from the core's `order` and `fill` events inside the journal transaction. It
+ * serves the order and trade lists of both engines (`/perps/orders`, `/perps/trades`,
+ * `/orders/me`, `/options/trades/me`) and tells a cancel of a finished order (409) from one of an
+ * unknown order (404). Exact decimals are stored as TEXT.
+ */
+import type { ExchangeEvent } from '../../../core/events.ts';
+import { formatDecimal, fx, type Fixed } from '../../../core/money.ts';
+import type {
+  EngineName,
+  FillSide,
+  Liquidity,
+  MarginMode,
+  OrderRecord,
+  OrderStatus,
+  OrderType,
+  SideName,
+  TimeInForce,
+} from '../../../core/records.ts';
+import type { Db } from '../database.ts';
+import type { Projector } from '../journal.ts';
+
+const MIGRATIONS = [
+  {
+    id: '0200_trading_history',
+    sql: `
+      CREATE TABLE orders (
+        id INTEGER PRIMARY KEY, engine TEXT NOT NULL, account_id INTEGER NOT NULL, market_id TEXT NOT NULL,
+        client_order_id TEXT, side TEXT NOT NULL, type TEXT NOT NULL, price TEXT, quantity TEXT NOT NULL,
+        filled_quantity TEXT NOT NULL, remaining_quantity TEXT NOT NULL, avg_fill_price TEXT, status TEXT NOT NULL,
+        time_in_force TEXT NOT NULL, post_only INTEGER NOT NULL, reduce_only INTEGER NOT NULL, margin_mode TEXT NOT NULL,
+        stop_price TEXT, take_profit_price TEXT, stop_loss_price TEXT, quote_id TEXT, reject_reason TEXT,
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      CREATE INDEX orders_by_account ON orders (account_id, engine, id DESC);
+      CREATE TABLE trades (
+        trade_id INTEGER NOT NULL, account_id INTEGER NOT NULL, engine TEXT NOT NULL, order_id INTEGER NOT NULL,
+        market_id TEXT NOT NULL, side TEXT NOT NULL, price TEXT NOT NULL, quantity TEXT NOT NULL,
+        liquidity TEXT NOT NULL, fee TEXT NOT NULL, fee_bps TEXT NOT NULL, realized_pnl TEXT NOT NULL,
+        margin_mode TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (trade_id, account_id));
+      CREATE INDEX trades_by_account ON trades (account_id, engine, trade_id DESC);
+      CREATE INDEX trades_by_market ON trades (market_id, trade_id DESC);`,
+  },
+];
+
+export interface OrderQuery {
+  readonly accountId: number;
+  readonly engine: EngineName;
+  readonly limit: number;
+  readonly marketId?: string;
+  readonly marginMode?: MarginMode;
+  readonly status?: OrderStatus;
+  /** Orders with an id below this (newest first paging). */
+  readonly beforeId?: number;
+}
+
+export interface TradeRow {
+  readonly tradeId: string;
+  readonly orderId: string;
+  readonly marketId: string;
+  readonly side: SideName;
+  readonly price: Fixed;
+  readonly quantity: Fixed;
+  readonly liquidity: Liquidity;
+  readonly fee: Fixed;
+  readonly feeBps: Fixed;
+  readonly realizedPnl: Fixed;
+  readonly marginMode: MarginMode;
+  readonly createdAt: number;
+}
+
+export interface TradeQuery {
+  readonly accountId: number;
+  readonly engine: EngineName;
+  readonly limit: number;
+  readonly marketId?: string;
+  readonly beforeId?: number;
+}
+
+interface OrderRow {
+  id: number; engine: EngineName; account_id: number; market_id: string; client_order_id: string | null;
+  side: SideName; type: OrderType; price: string | null; quantity: string; filled_quantity: string;
+  remaining_quantity: string; avg_fill_price: string | null; status: OrderStatus; time_in_force: TimeInForce;
+  post_only: number; reduce_only: number; margin_mode: MarginMode; stop_price: string | null;
+  take_profit_price: string | null; stop_loss_price: string | null; quote_id: string | null;
+  reject_reason: string | null; created_at: number; updated_at: number;
+}
+
+const opt = (v: Fixed | null): string | null => (v === null ? null : formatDecimal(v));
+const optFx = (v: string | null): Fixed | null => (v === null ? null : fx(v));
+
+export class TradingHistory implements Projector {
+  readonly migrations = MIGRATIONS;
+  private stmts: ReturnType<TradingHistory['prepare']> | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  project(event: ExchangeEvent): void {
+    const s = (this.stmts ??= this.prepare());
+    if (event.type === 'order') {
+      const o = event.order;
+      s.upsertOrder.run(
+        Number(o.id), o.engine, o.accountId, o.marketId, o.clientOrderId, o.side, o.type, opt(o.price),
+        formatDecimal(o.quantity), formatDecimal(o.filledQuantity), formatDecimal(o.remainingQuantity),
+        opt(o.avgFillPrice), o.status, o.timeInForce, o.postOnly ? 1 : 0, o.reduceOnly ? 1 : 0, o.marginMode,
+        opt(o.stopPrice), opt(o.takeProfitPrice), opt(o.stopLossPrice), o.quoteId, o.rejectReason,
+        o.createdAt, o.updatedAt,
+      );
+    } else if (event.type === 'fill') {
+      const f = event.fill;
+      for (const side of [f.maker, f.taker]) this.insertTrade(s.insertTrade, f.tradeId, f.engine, f.marketId, f.price, f.quantity, side, f.at);
+    }
+  }
+
+  private insertTrade(
+    stmt: ReturnType<TradingHistory['prepare']>['insertTrade'],
+    tradeId: string, engine: EngineName, marketId: string, price: Fixed, quantity: Fixed, side: FillSide, at: number,
+  ): void {
+    stmt.run(
+      Number(tradeId), side.accountId, engine, Number(side.orderId), marketId, side.side, formatDecimal(price),
+      formatDecimal(quantity), side.liquidity, formatDecimal(side.fee), formatDecimal(side.feeBps),
+      formatDecimal(side.realizedPnl), side.marginMode, at,
+    );
+  }
+
+  order(id: number): OrderRecord | undefined {
+    const s = (this.stmts ??= this.prepare());
+    const row = s.order.get(id) as OrderRow | undefined;
+    return row === undefined ? undefined : toOrder(row);
+  }
+
+  orders(q: OrderQuery): OrderRecord[] {
+    const where = ['account_id = ?', 'engine = ?', 'id < ?'];
+    const args: (string | number)[] = [q.accountId, q.engine, q.beforeId ?? Number.MAX_SAFE_INTEGER];
+    if (q.marketId !== undefined) (where.push('market_id = ?'), args.push(q.marketId));
+    if (q.marginMode !== undefined) (where.push('margin_mode = ?'), args.push(q.marginMode));
+    if (q.status !== undefined) (where.push('status = ?'), args.push(q.status));
+    const sql = `SELECT * FROM orders WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`;
+    return (this.db.prepare(sql).all(...args, q.limit) as OrderRow[]).map(toOrder);
+  }
+
+  trades(q: TradeQuery): TradeRow[] {
+    const where = ['account_id = ?', 'engine = ?', 'trade_id < ?'];
+    const args: (string | number)[] = [q.accountId, q.engine, q.beforeId ?? Number.MAX_SAFE_INTEGER];
+    if (q.marketId !== undefined) (where.push('market_id = ?'), args.push(q.marketId));
+    const sql = `SELECT * FROM trades WHERE ${where.join(' AND ')} ORDER BY trade_id DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, q.limit) as {
+      trade_id: number; order_id: number; market_id: string; side: SideName; price: string; quantity: string;
+      liquidity: Liquidity; fee: string; fee_bps: string; realized_pnl: string; margin_mode: MarginMode; created_at: number;
+    }[];
+    return rows.map((r) => ({
+      tradeId: String(r.trade_id),
+      orderId: String(r.order_id),
+      marketId: r.market_id,
+      side: r.side,
+      price: fx(r.price),
+      quantity: fx(r.quantity),
+      liquidity: r.liquidity,
+      fee: fx(r.fee),
+      feeBps: fx(r.fee_bps),
+      realizedPnl: fx(r.realized_pnl),
+      marginMode: r.margin_mode,
+      createdAt: r.created_at,
+    }));
+  }
+
+  private prepare() {
+    return {
+      upsertOrder: this.db.prepare(
+        `INSERT INTO orders (id, engine, account_id, market_id, client_order_id, side, type, price, quantity,
+         filled_quantity, remaining_quantity, avg_fill_price, status, time_in_force, post_only, reduce_only,
+         margin_mode, stop_price, take_profit_price, stop_loss_price, quote_id, reject_reason, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET quantity = excluded.quantity, filled_quantity = excluded.filled_quantity,
+         remaining_quantity = excluded.remaining_quantity, avg_fill_price = excluded.avg_fill_price,
+         status = excluded.status, reject_reason = excluded.reject_reason, updated_at = excluded.updated_at`,
+      ),
+      insertTrade: this.db.prepare(
+        `INSERT INTO trades (trade_id, account_id, engine, order_id, market_id, side, price, quantity, liquidity,
+         fee, fee_bps, realized_pnl, margin_mode, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      order: this.db.prepare('SELECT * FROM orders WHERE id = ?'),
+    };
+  }
+}
+
+function toOrder(r: OrderRow): OrderRecord {
+  return {
+    id: String(r.id),
+    engine: r.engine,
+    accountId: r.account_id,
+    clientOrderId: r.client_order_id,
+    marketId: r.market_id,
+    side: r.side,
+    type: r.type,
+    price: optFx(r.price),
+    quantity: fx(r.quantity),
+    filledQuantity: fx(r.filled_quantity),
+    remainingQuantity: fx(r.remaining_quantity),
+    avgFillPrice: optFx(r.avg_fill_price),
+    status: r.status,
+    timeInForce: r.time_in_force,
+    postOnly: r.post_only === 1,
+    reduceOnly: r.reduce_only === 1,
+    marginMode: r.margin_mode,
+    stopPrice: optFx(r.stop_price),
+    takeProfitPrice: optFx(r.take_profit_price),
+    stopLossPrice: optFx(r.stop_loss_price),
+    quoteId: r.quote_id,
+    rejectReason: r.reject_reason,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}

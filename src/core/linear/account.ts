@@ -1,0 +1,143 @@
+/**
+ * One account's state in the linear engine: its positions (per market and margin mode), its live
+ * orders, running totals of its resting orders per market, side and mode (so the margin gate is
+ * O(positions), never a scan of orders), and its client order ids.
+ *
+ * Client order ids are unique per account among live orders and for `clientIdRetentionMs` after an
+ * order ends, so a retry after a lost response is refused with DUPLICATE_CLIENT_ORDER_ID instead of
+ * trading twice. Only accepted orders reserve an id: a rejected order changed nothing, and a retry
+ * of it is a new attempt.
+ */
+import { assert } from '../assert.ts';
+import type { Fixed } from '../money.ts';
+import type { MarginMode } from '../records.ts';
+import type { LinearMarket } from './market.ts';
+import type { LinearOrder } from './order.ts';
+import { Position } from './position.ts';
+
+/** Resting, non-reduce-only orders of one account in one market and mode. */
+export class OrderTotals {
+  constructor(
+    readonly market: LinearMarket,
+    readonly mode: MarginMode,
+  ) {}
+
+  buyLots = 0;
+  buyNotional: Fixed = 0n;
+  sellLots = 0;
+  sellNotional: Fixed = 0n;
+
+  isEmpty(): boolean {
+    return this.buyLots === 0 && this.sellLots === 0;
+  }
+}
+
+/** Key of a (market, margin mode) pair inside an account. */
+export const bookKey = (marketId: string, mode: MarginMode): string => `${marketId}|${mode}`;
+
+export class LinearAccount {
+  readonly positions = new Map<string, Position>();
+  readonly totals = new Map<string, OrderTotals>();
+  /** Live orders (resting or untriggered) by internal id. */
+  readonly orders = new Map<number, LinearOrder>();
+  /** Live and conditional order counts per market, for the open-order limits. */
+  private readonly counts = new Map<LinearMarket, { orders: number; triggers: number }>();
+  private readonly clientIds = new Map<string, { orderId: number; releasedAt: number | null }>();
+  private nextPositionSerial = 1;
+
+  constructor(readonly id: number) {}
+
+  position(market: LinearMarket, mode: MarginMode): Position | undefined {
+    return this.positions.get(bookKey(market.spec.id, mode));
+  }
+
+  openPosition(market: LinearMarket, mode: MarginMode, now: number): Position {
+    const key = bookKey(market.spec.id, mode);
+    let p = this.positions.get(key);
+    if (p === undefined) {
+      p = new Position(`${this.id}-${market.spec.id}-${mode}-${this.nextPositionSerial++}`, this.id, market, mode, now);
+      this.positions.set(key, p);
+    }
+    return p;
+  }
+
+  /** Drops a position record once it is flat and reported closed. */
+  forgetPosition(p: Position): void {
+    assert(p.size === 0, 'only a flat position can be forgotten');
+    this.positions.delete(bookKey(p.market.spec.id, p.marginMode));
+  }
+
+  /** Starts tracking a live order (resting or untriggered). */
+  track(order: LinearOrder): void {
+    assert(!this.orders.has(order.id), `order ${order.id} tracked twice`);
+    this.orders.set(order.id, order);
+    const c = this.countsOf(order.market);
+    c.orders++;
+    if (order.trigger !== null) c.triggers++;
+  }
+
+  /** Stops tracking an order that ended (filled, cancelled, expired). */
+  untrack(order: LinearOrder): void {
+    if (!this.orders.delete(order.id)) return;
+    const c = this.countsOf(order.market);
+    c.orders--;
+    if (order.trigger !== null) c.triggers--;
+  }
+
+  /** A conditional order fired: it is no longer counted as a trigger. */
+  triggered(order: LinearOrder): void {
+    this.countsOf(order.market).triggers--;
+  }
+
+  liveCounts(market: LinearMarket): { orders: number; triggers: number } {
+    return this.counts.get(market) ?? { orders: 0, triggers: 0 };
+  }
+
+  private countsOf(market: LinearMarket): { orders: number; triggers: number } {
+    let c = this.counts.get(market);
+    if (c === undefined) this.counts.set(market, (c = { orders: 0, triggers: 0 }));
+    return c;
+  }
+
+  totalsFor(market: LinearMarket, mode: MarginMode): OrderTotals {
+    const key = bookKey(market.spec.id, mode);
+    let t = this.totals.get(key);
+    if (t === undefined) this.totals.set(key, (t = new OrderTotals(market, mode)));
+    return t;
+  }
+
+  clientIdInUse(clientOrderId: string, now: number, retentionMs: number): number | null {
+    const entry = this.clientIds.get(clientOrderId);
+    if (entry === undefined) return null;
+    if (entry.releasedAt !== null && entry.releasedAt + retentionMs <= now) {
+      this.clientIds.delete(clientOrderId);
+      return null;
+    }
+    return entry.orderId;
+  }
+
+  reserveClientId(clientOrderId: string, orderId: number): void {
+    this.clientIds.set(clientOrderId, { orderId, releasedAt: null });
+  }
+
+  /** The order ended: its id stays reserved for the retention period from now. */
+  releaseClientId(clientOrderId: string, now: number): void {
+    const entry = this.clientIds.get(clientOrderId);
+    if (entry !== undefined) entry.releasedAt = now;
+  }
+
+  /** Forgets client ids whose retention has passed (bounded memory). */
+  pruneClientIds(now: number, retentionMs: number): void {
+    for (const [id, entry] of this.clientIds) {
+      if (entry.releasedAt !== null && entry.releasedAt + retentionMs <= now) this.clientIds.delete(id);
+    }
+  }
+
+  clientIdCount(): number {
+    return this.clientIds.size;
+  }
+
+  isIdle(): boolean {
+    return this.positions.size === 0 && this.orders.size === 0 && this.clientIds.size === 0;
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * Pre-trade checks of a linear order, in the fixed order the venue promises (cheap to expensive,
+ * first failure wins, nothing changes on a rejection):
+ *   request shape → market and its state → tick / step / size range → mark available (else only
+ *   reduce-only) → price band → open-order limits → duplicate client id → reduce-only feasibility →
+ *   margin gate → post-only → fill-or-kill → immediate-or-cancel liquidity.
+ * The same function serves the live order and `POST /perps/orders/preview`, so a preview always
+ * agrees with what the live order then does (at the same state and time).
+ */
+import { BUY, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, SELL } from '../book/order-book.ts';
+import { reject, type Rejection } from '../errors.ts';
+import { formatDecimal, type Fixed } from '../money.ts';
+import type { FeeRole } from '../risk/fees.ts';
+import type { LinearAccount } from './account.ts';
+import { accountRisk, ordersMargin } from './margin.ts';
+import type { LinearMarket } from './market.ts';
+import type { OrderRequest, Trigger } from './order.ts';
+
+export interface LinearLimits {
+  readonly maxOpenOrdersPerMarket: number;
+  readonly maxOpenOrdersPerAccount: number;
+  readonly maxTriggersPerMarket: number;
+  readonly maxQuoteLevels: number;
+  readonly clientIdRetentionMs: number;
+}
+
+/** Everything the engine needs to execute an accepted order (or a preview reports). */
+export interface OrderPlan {
+  readonly lots: number;
+  /** Book limit for matching: the limit price, or the band edge for market orders. */
+  readonly limitTicks: number;
+  readonly priceTicks: number;
+  readonly trigger: Trigger | null;
+  readonly notional: Fixed;
+  readonly marginRequired: Fixed;
+  readonly feeRole: FeeRole;
+  readonly feeBps: Fixed;
+  readonly estFee: Fixed;
+  readonly volume30d: Fixed;
+}
+
+export interface CheckContext {
+  readonly account: LinearAccount;
+  readonly balance: Fixed;
+  readonly mark: Fixed | null;
+  readonly now: number;
+  readonly limits: LinearLimits;
+  readonly volume30d: Fixed;
+  /** A conditional order firing: it already holds its client id and its open-order slot. */
+  readonly triggered: boolean;
+  feeRate(role: FeeRole): Fixed;
+  fee(notional: Fixed, bps: Fixed): Fixed;
+}
+
+const scratch: number[] = [];
+const SWEEP_LEVELS = 256;
+
+export function checkOrder(market: LinearMarket, r: OrderRequest, c: CheckContext): OrderPlan | Rejection {
+  const e = evaluateOrder(market, r, c);
+  return e.rejection ?? e.plan!;
+}
+
+/**
+ * The checks with their partial result: `plan` is filled in once the order's figures are known
+ * (before the margin gate), so a rejected preview can still show notional, margin and fee.
+ */
+export function evaluateOrder(market: LinearMarket, r: OrderRequest, c: CheckContext): { plan: OrderPlan | null; rejection: Rejection | null } {
+  let plan: OrderPlan | null = null;
+  const rejection = runChecks(market, r, c, (p) => (plan = p));
+  return { plan, rejection };
+}
+
+function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, planned: (p: OrderPlan) => void): Rejection | null {
+  const shape = checkShape(r);
+  if (shape !== null) return shape;
+  if (market.status !== 'open') return reject('MARKET_CLOSED', `market ${market.spec.id} is ${market.status}`);
+  if (market.spec.expiry !== null && c.now >= market.spec.expiry) return reject('MARKET_CLOSED', `market ${market.spec.id} has expired`);
+  const units = market.units;
+  if (r.price !== null && r.price % units.tick !== 0n) return reject('INVALID_TICK', `price must be a multiple of ${formatDecimal(units.tick)}`);
+  if (r.quantity % units.step !== 0n) return reject('INVALID_STEP', `quantity must be a multiple of ${formatDecimal(units.step)}`);
+  for (const [name, v] of [['stopPrice', r.stopPrice], ['takeProfitPrice', r.takeProfitPrice], ['stopLossPrice', r.stopLossPrice]] as const) {
+    if (v !== null && v % units.tick !== 0n) return reject('INVALID_TICK', `${name} must be a multiple of ${formatDecimal(units.tick)}`);
+  }
+  if (r.quantity < market.spec.minSize || r.quantity > market.spec.maxSize) {
+    return reject('SIZE_OUT_OF_RANGE', `quantity must be between ${formatDecimal(market.spec.minSize)} and ${formatDecimal(market.spec.maxSize)}`);
+  }
+  const mark = c.mark;
+  if (mark === null && !r.reduceOnly) return reject('MARKET_CLOSED', `no fresh mark price for ${market.spec.id}: only reduce-only orders are accepted`);
+  const priceTicks = r.price === null ? 0 : units.ticks(r.price);
+  const trigger = triggerOf(r, mark);
+  if (mark !== null && r.price !== null && trigger === null && !market.priceInBand(r.side, priceTicks, mark)) {
+    return reject('PRICE_OUT_OF_BAND', `price must be within ${market.spec.priceBandBps / 100}% of the mark ${formatDecimal(mark)}`);
+  }
+  const limitsHit = c.triggered ? null : checkOpenOrderLimits(market, r, c, trigger !== null);
+  if (limitsHit !== null) return limitsHit;
+  if (r.clientOrderId !== null && !c.triggered) {
+    const existing = c.account.clientIdInUse(r.clientOrderId, c.now, c.limits.clientIdRetentionMs);
+    if (existing !== null) return reject('DUPLICATE_CLIENT_ORDER_ID', `clientOrderId ${r.clientOrderId} is already used by order ${existing}`);
+  }
+  let lots = units.lots(r.quantity);
+  const position = c.account.position(market, r.marginMode);
+  if (r.reduceOnly) {
+    const size = position?.size ?? 0;
+    if (size === 0 || (size > 0) === (r.side === BUY)) {
+      return reject('REDUCE_ONLY_REJECTED', 'reduce-only order would not reduce the position (flat or same side)');
+    }
+    if (trigger === null) lots = Math.min(lots, Math.abs(size));
+  }
+  const limitTicks = r.type === 'market'
+    ? (mark === null ? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT) : market.bandLimitTicks(r.side, mark))
+    : priceTicks;
+  const sweep = trigger === null ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id) : null;
+  const restingNotional = r.type === 'limit' ? units.notional(priceTicks, lots) : 0n;
+  const takes = sweep !== null && sweep.lots > 0 && !r.postOnly;
+  const notional = r.type === 'market' || r.timeInForce !== 'gtc' ? (sweep?.notional ?? estimate(market, lots, mark)) : restingNotional;
+  const feeRole: FeeRole = takes ? 'taker' : 'maker';
+  const feeBps = c.feeRate(feeRole);
+  const estFee = c.fee(notional, feeBps);
+  const marginRequired = r.reduceOnly ? 0n : marginDelta(market, r, c, lots, notional, mark ?? 0n);
+  planned({ lots, limitTicks, priceTicks, trigger, notional, marginRequired, feeRole, feeBps, estFee, volume30d: c.volume30d });
+  if (marginRequired > 0n) {
+    const risk = accountRisk(c.account, c.balance);
+    const feeReserve = r.postOnly ? 0n : c.fee(notional, c.feeRate('taker'));
+    if (risk.free - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
+      return reject('INSUFFICIENT_MARGIN', `order needs ${formatDecimal(marginRequired)} USDC of margin; free collateral is ${formatDecimal(risk.free)}`);
+    }
+  }
+  if (trigger !== null) return null;
+  return checkLiquidity(market, r, lots, limitTicks, priceTicks, c.account.id);
+}
+
+function checkShape(r: OrderRequest): Rejection | null {
+  if (r.type === 'limit' && r.price === null) return reject('VALIDATION_ERROR', 'price is required for a limit order');
+  if (r.type === 'market' && r.price !== null) return reject('VALIDATION_ERROR', 'a market order takes no price');
+  if (r.type === 'market' && r.timeInForce === 'gtc') return reject('VALIDATION_ERROR', 'a market order is ioc or fok');
+  if (r.postOnly && (r.type !== 'limit' || r.timeInForce !== 'gtc')) {
+    return reject('VALIDATION_ERROR', 'postOnly applies only to gtc limit orders');
+  }
+  if (r.reduceOnly && (r.takeProfitPrice !== null || r.stopLossPrice !== null)) {
+    return reject('VALIDATION_ERROR', 'takeProfitPrice/stopLossPrice attach to orders that open a position, not to reduce-only orders');
+  }
+  const ref = r.price ?? r.stopPrice;
+  if (ref !== null) {
+    const up = r.side === BUY;
+    if (r.takeProfitPrice !== null && (up ? r.takeProfitPrice <= ref : r.takeProfitPrice >= ref)) {
+      return reject('VALIDATION_ERROR', `takeProfitPrice must be ${up ? 'above' : 'below'} the order price for a ${up ? 'buy' : 'sell'}`);
+    }
+    if (r.stopLossPrice !== null && (up ? r.stopLossPrice >= ref : r.stopLossPrice <= ref)) {
+      return reject('VALIDATION_ERROR', `stopLossPrice must be ${up ? 'below' : 'above'} the order price for a ${up ? 'buy' : 'sell'}`);
+    }
+  }
+  return null;
+}
+
+/** A stop order waits for the mark to reach stopPrice from the side the mark is on now. */
+function triggerOf(r: OrderRequest, mark: Fixed | null): Trigger | null {
+  if (r.stopPrice === null) return null;
+  const reference = mark ?? r.stopPrice;
+  return { price: r.stopPrice, direction: r.stopPrice >= reference ? 1 : -1 };
+}
+
+function checkOpenOrderLimits(market: LinearMarket, r: OrderRequest, c: CheckContext, conditional: boolean): Rejection | null {
+  const a = c.account;
+  if (a.orders.size >= c.limits.maxOpenOrdersPerAccount) {
+    return reject('TOO_MANY_OPEN_ORDERS', `at most ${c.limits.maxOpenOrdersPerAccount} open orders per account`);
+  }
+  const { orders: inMarket, triggers } = a.liveCounts(market);
+  if (inMarket >= c.limits.maxOpenOrdersPerMarket && (r.timeInForce === 'gtc' || conditional)) {
+    return reject('TOO_MANY_OPEN_ORDERS', `at most ${c.limits.maxOpenOrdersPerMarket} open orders per market`);
+  }
+  const newTriggers = (conditional ? 1 : 0) + (r.takeProfitPrice !== null ? 1 : 0) + (r.stopLossPrice !== null ? 1 : 0);
+  if (newTriggers > 0 && triggers + newTriggers > c.limits.maxTriggersPerMarket) {
+    return reject('TOO_MANY_OPEN_ORDERS', `at most ${c.limits.maxTriggersPerMarket} conditional orders per market`);
+  }
+  return null;
+}
+
+/** Extra initial margin (plus open loss) the order adds to its market and mode at the mark. */
+function marginDelta(market: LinearMarket, r: OrderRequest, c: CheckContext, lots: number, notional: Fixed, mark: Fixed): Fixed {
+  const totals = c.account.totalsFor(market, r.marginMode);
+  const posLots = c.account.position(market, r.marginMode)?.size ?? 0;
+  const before = ordersMargin(market, posLots, totals, mark);
+  const probe = { ...totals, isEmpty: () => false };
+  if (r.side === BUY) {
+    probe.buyLots = totals.buyLots + lots;
+    probe.buyNotional = totals.buyNotional + notional;
+  } else {
+    probe.sellLots = totals.sellLots + lots;
+    probe.sellNotional = totals.sellNotional + notional;
+  }
+  return ordersMargin(market, posLots, probe, mark) - before;
+}
+
+function estimate(market: LinearMarket, lots: number, mark: Fixed | null): Fixed {
+  return mark === null ? 0n : (BigInt(lots) * market.units.step * mark) / 10n ** 18n;
+}
+
+/** What an immediate order would take from the book now: lots and exact notional, own orders skipped. */
+export function sweepEstimate(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number) {
+  const fillable = market.book.fillableLots(side, limitTicks, lots, owner, 'cancel_maker');
+  if (fillable === 0) return { lots: 0, notional: 0n };
+  let left = fillable;
+  let notional = 0n;
+  const levels = market.book.depth(side === BUY ? SELL : BUY, SWEEP_LEVELS, scratch);
+  let price = 0;
+  for (let i = 0; i < levels && left > 0; i++) {
+    price = scratch[2 * i]!;
+    const take = Math.min(scratch[2 * i + 1]!, left);
+    notional += market.units.notional(price, take);
+    left -= take;
+  }
+  // Deeper than SWEEP_LEVELS: value the rest at the limit (the worst price it could fill at).
+  if (left > 0) notional += market.units.notional(limitTicks === MARKET_BUY_LIMIT ? price : Math.max(price, limitTicks), left);
+  return { lots: fillable, notional };
+}
+
+function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, limitTicks: number, priceTicks: number, owner: number): Rejection | null {
+  const book = market.book;
+  if (r.postOnly && book.wouldCross(r.side, priceTicks)) {
+    return reject('POST_ONLY_WOULD_CROSS', 'post-only order would take liquidity');
+  }
+  if (r.timeInForce === 'fok') {
+    if (book.fillableLots(r.side, limitTicks, lots, owner, r.selfTradePrevention) < lots) {
+      return reject('FOK_NOT_FILLED', 'fill-or-kill order cannot be filled in full now');
+    }
+  } else if (r.timeInForce === 'ioc' || r.type === 'market') {
+    if (book.fillableLots(r.side, limitTicks, 1, owner, r.selfTradePrevention) === 0) {
+      return reject('NO_LIQUIDITY', 'no liquidity to fill the order now; nothing rests');
+    }
+  }
+  return null;
+}

@@ -1,0 +1,571 @@
+/**
+ * The linear engine: perpetuals and dated futures. It owns the markets, their books, and every
+ * account's perp orders and positions; money moves only through the ledger (realised PnL against
+ * the market's clearing account, fees to the fee account, shortfalls from the insurance fund).
+ *
+ * A command runs in three steps: checks (checks.ts; nothing changes on rejection), execution
+ * (match against the book with this object as the book's MatchSink, then rest or cancel the
+ * remainder), and `flush` at the end of the command, which emits one snapshot event per order and
+ * position the command touched. Fills are emitted as they happen.
+ *
+ * Invariants asserted or kept: the book is never crossed (the book asserts), resting-order totals
+ * equal the sum of resting non-reduce-only orders, a user's perps balance never ends negative
+ * (shortfalls are covered by the insurance fund in the same command), client ids are unique.
+ */
+import { BUY, SELL, type BookOrder, type MatchSink } from '../book/order-book.ts';
+import { isRejection, reject, type Rejection } from '../errors.ts';
+import type { ExchangeEvent } from '../events.ts';
+import { systemAccount, userAccount, type Ledger } from '../ledger/ledger.ts';
+import type { MarketSpec } from '../markets.ts';
+import { roundTo, type Fixed } from '../money.ts';
+import type { IndexBoard } from '../prices/index-board.ts';
+import type { FillRecord, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
+import type { FeeSchedule, VolumeTracker } from '../risk/fees.ts';
+import { LinearAccount } from './account.ts';
+import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
+import { accountRisk, isolatedInitial, riskMark } from './margin.ts';
+import { LinearMarket, MARK_SETTINGS } from './market.ts';
+import { LinearOrder, type OrderRequest } from './order.ts';
+import type { Position } from './position.ts';
+import { fillRecord, orderRecord, positionRecord } from './records.ts';
+
+export interface LinearDeps {
+  readonly ledger: Ledger;
+  readonly index: IndexBoard;
+  readonly fees: FeeSchedule;
+  readonly volumes: VolumeTracker;
+  readonly settlementAsset: string;
+  readonly settlementDecimals: number;
+  readonly limits: LinearLimits;
+  nextOrderId(): number;
+  nextTradeId(): number;
+  now(): number;
+  emit(event: ExchangeEvent): void;
+}
+
+export interface PlaceResult {
+  readonly order: OrderRecord;
+  readonly fills: FillRecord[];
+  readonly position: PositionRecord | null;
+}
+
+export interface QuoteRequest {
+  readonly marketId: string;
+  readonly quoteId: string | null;
+  /** Cancel the caller's resting quote orders on the market first (bulk `cancelAll`). */
+  readonly cancelAll: boolean;
+  /** Cancel the caller's resting orders with this quoteId first (single two-sided quote). */
+  readonly replaceQuoteId: string | null;
+  readonly levels: readonly OrderRequest[];
+}
+
+export interface QuoteResult {
+  readonly quoteId: string | null;
+  readonly cancelled: string[];
+  readonly orders: PlaceResult[];
+  readonly rejected: { index: number; error: string; message: string }[];
+}
+
+export interface CancelFilter {
+  readonly marketId?: string;
+  readonly quoteId?: string;
+  readonly clientOrderId?: string;
+  readonly marginMode?: MarginMode;
+}
+
+export class LinearEngine implements MatchSink {
+  readonly markets = new Map<string, LinearMarket>();
+  private readonly accounts = new Map<number, LinearAccount>();
+  private taker: LinearOrder | null = null;
+  /** Fills of each taker order in the current command (for its response). */
+  private readonly takerFills = new Map<LinearOrder, FillRecord[]>();
+  private readonly touchedOrders = new Set<LinearOrder>();
+  private readonly touchedPositions = new Set<Position>();
+
+  constructor(private readonly deps: LinearDeps) {}
+
+  listMarket(spec: MarketSpec): LinearMarket {
+    const market = new LinearMarket(spec);
+    this.markets.set(spec.id, market);
+    return market;
+  }
+
+  account(id: number): LinearAccount {
+    let a = this.accounts.get(id);
+    if (a === undefined) this.accounts.set(id, (a = new LinearAccount(id)));
+    return a;
+  }
+
+  findAccount(id: number): LinearAccount | undefined {
+    return this.accounts.get(id);
+  }
+
+  /** The mark at `now`: the computed mark while the index is fresh, else null. */
+  markAt(market: LinearMarket, now: number): Fixed | null {
+    return this.deps.index.index(market.spec.underlying, now) === null ? null : market.mark;
+  }
+
+  // ---- commands ----
+
+  place(accountId: number, request: OrderRequest, isQuote = false): PlaceResult | Rejection {
+    const order = this.accept(accountId, request, isQuote);
+    if (isRejection(order)) return order;
+    return this.resultOf(order);
+  }
+
+  /** The live order's checks without executing: its figures and the first failing check, if any. */
+  preview(accountId: number, request: OrderRequest): { plan: OrderPlan | null; rejection: Rejection | null } {
+    const market = this.markets.get(request.marketId);
+    if (market === undefined) return { plan: null, rejection: reject('NOT_FOUND', `market ${request.marketId} not found`) };
+    const account = this.accounts.get(accountId) ?? new LinearAccount(accountId);
+    return evaluateOrder(market, request, this.checkContext(account, market, false));
+  }
+
+  quote(accountId: number, q: QuoteRequest): QuoteResult | Rejection {
+    const market = this.markets.get(q.marketId);
+    if (market === undefined) return reject('NOT_FOUND', `market ${q.marketId} not found`);
+    if (q.levels.length > this.deps.limits.maxQuoteLevels) {
+      return reject('VALIDATION_ERROR', `at most ${this.deps.limits.maxQuoteLevels} quote levels per request`);
+    }
+    const cancelled: string[] = [];
+    const account = this.account(accountId);
+    if (q.cancelAll || q.replaceQuoteId !== null) {
+      for (const o of [...account.orders.values()]) {
+        if (o.market !== market || o.trigger !== null) continue;
+        const hit = q.cancelAll ? o.isQuote : o.request.quoteId === q.replaceQuoteId;
+        if (hit) cancelled.push(String(this.cancelOrder(o, 'cancelled').id));
+      }
+    }
+    const accepted: LinearOrder[] = [];
+    const rejected: QuoteResult['rejected'] = [];
+    q.levels.forEach((level, index) => {
+      const order = this.accept(accountId, level, true);
+      if (isRejection(order)) rejected.push({ index, error: order.code, message: order.message });
+      else accepted.push(order);
+    });
+    return { quoteId: q.quoteId, cancelled, orders: accepted.map((o) => this.resultOf(o)), rejected };
+  }
+
+  cancel(accountId: number, orderId: number): OrderRecord | Rejection {
+    const order = this.accounts.get(accountId)?.orders.get(orderId);
+    if (order === undefined) return reject('NOT_FOUND', `open order ${orderId} not found`);
+    return orderRecord(this.cancelOrder(order, 'cancelled'));
+  }
+
+  cancelAll(accountId: number, f: CancelFilter): string[] {
+    const account = this.accounts.get(accountId);
+    if (account === undefined) return [];
+    const ids: string[] = [];
+    for (const o of [...account.orders.values()]) {
+      const r = o.request;
+      if (f.marketId !== undefined && r.marketId !== f.marketId) continue;
+      if (f.quoteId !== undefined && r.quoteId !== f.quoteId) continue;
+      if (f.clientOrderId !== undefined && r.clientOrderId !== f.clientOrderId) continue;
+      if (f.marginMode !== undefined && r.marginMode !== f.marginMode) continue;
+      ids.push(String(this.cancelOrder(o, 'cancelled').id));
+    }
+    return ids;
+  }
+
+  /** Re-marks every market of `underlying` (all when null) and fires conditional orders. */
+  updateMarks(underlying: string | null, now: number): void {
+    for (const market of this.markets.values()) {
+      if (market.status !== 'open' || (underlying !== null && market.spec.underlying !== underlying)) continue;
+      const index = this.deps.index.index(market.spec.underlying, now);
+      const windowStart = market.spec.expiry === null ? null : market.spec.expiry - MARK_SETTINGS.settlementWindowMs;
+      const twap = windowStart === null || now < windowStart ? null : this.deps.index.twap(market.spec.underlying, windowStart, now);
+      market.updateMark(index?.price ?? null, now, twap);
+      this.deps.emit({ type: 'mark', marketId: market.spec.id, markPrice: market.mark, indexPrice: index?.price ?? null, at: now });
+      if (market.mark !== null) this.fireTriggers(market, market.mark);
+    }
+  }
+
+  /** Emits one snapshot per order and position the command touched; call at the end of a command. */
+  flush(): void {
+    for (const o of this.touchedOrders) this.deps.emit({ type: 'order', order: orderRecord(o) });
+    this.touchedOrders.clear();
+    for (const p of this.touchedPositions) {
+      this.deps.emit({ type: 'position', position: positionRecord(p) });
+      if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
+    }
+    this.touchedPositions.clear();
+    this.takerFills.clear();
+  }
+
+  // ---- placement and execution ----
+
+  private accept(accountId: number, r: OrderRequest, isQuote: boolean): LinearOrder | Rejection {
+    const market = this.markets.get(r.marketId);
+    if (market === undefined) return reject('NOT_FOUND', `market ${r.marketId} not found`);
+    const account = this.account(accountId);
+    const plan = checkOrder(market, r, this.checkContext(account, market, false));
+    if (isRejection(plan)) return plan;
+    const now = this.deps.now();
+    const order = new LinearOrder({
+      id: this.deps.nextOrderId(),
+      accountId,
+      market,
+      request: r,
+      priceTicks: plan.priceTicks,
+      lots: plan.lots,
+      trigger: plan.trigger,
+      isQuote,
+      now,
+    });
+    account.track(order);
+    if (r.clientOrderId !== null) account.reserveClientId(r.clientOrderId, order.id);
+    this.touchedOrders.add(order);
+    if (order.trigger !== null) market.untriggered.add(order);
+    else this.execute(order, plan.limitTicks);
+    return order;
+  }
+
+  private checkContext(account: LinearAccount, market: LinearMarket, triggered: boolean): CheckContext {
+    const now = this.deps.now();
+    const volume30d = this.deps.volumes.volume30d(account.id, now);
+    return {
+      account,
+      balance: this.balance(account.id),
+      mark: this.markAt(market, now),
+      now,
+      limits: this.deps.limits,
+      volume30d,
+      triggered,
+      feeRate: (role) => this.deps.fees.rateFor(volume30d, role),
+      fee: (notional, bps) => this.deps.fees.fee(notional, bps),
+    };
+  }
+
+  private execute(order: LinearOrder, limitTicks: number): void {
+    const r = order.request;
+    const market = order.market;
+    if (r.reduceOnly) this.clipReduceOnly(order);
+    this.taker = order;
+    if (order.remainingLots > 0) {
+      market.book.match(order.side, limitTicks, order.remainingLots, order.owner, r.selfTradePrevention, this);
+    }
+    this.taker = null;
+    const selfTradeStop = market.book.lastStopReason === 'self_trade';
+    if (order.remainingLots === 0) this.end(order, 'filled');
+    else if (r.type === 'limit' && r.timeInForce === 'gtc' && !selfTradeStop) this.rest(order);
+    else this.end(order, 'cancelled');
+  }
+
+  private rest(order: LinearOrder): void {
+    if (order.request.reduceOnly) {
+      this.clipReduceOnly(order);
+      if (order.remainingLots === 0) return this.end(order, 'cancelled');
+    }
+    order.market.book.rest(order);
+    order.status = 'open';
+    if (!order.request.reduceOnly) this.reserve(order);
+  }
+
+  /** A reduce-only order never exceeds the position it reduces. */
+  private clipReduceOnly(order: LinearOrder): void {
+    const pos = this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
+    const size = pos?.size ?? 0;
+    const reduces = size !== 0 && (size > 0) !== (order.side === BUY);
+    const cap = reduces ? Math.abs(size) : 0;
+    if (order.remainingLots > cap) order.remainingLots = cap;
+  }
+
+  private reserve(order: LinearOrder): void {
+    const t = this.account(order.owner).totalsFor(order.market, order.request.marginMode);
+    const lots = order.remainingLots;
+    const notional = order.market.units.notional(order.priceTicks, lots);
+    if (order.side === BUY) (t.buyLots += lots), (t.buyNotional += notional);
+    else (t.sellLots += lots), (t.sellNotional += notional);
+    order.reservedLots = lots;
+  }
+
+  private unreserve(order: LinearOrder, lots: number): void {
+    if (order.reservedLots === 0) return;
+    const take = Math.min(lots, order.reservedLots);
+    const t = this.account(order.owner).totalsFor(order.market, order.request.marginMode);
+    const notional = order.market.units.notional(order.priceTicks, take);
+    if (order.side === BUY) (t.buyLots -= take), (t.buyNotional -= notional);
+    else (t.sellLots -= take), (t.sellNotional -= notional);
+    order.reservedLots -= take;
+  }
+
+  /** Ends a live order: out of the book and the trigger set, totals released, id retained. */
+  private end(order: LinearOrder, status: OrderStatus): void {
+    order.status = status;
+    order.updatedAt = this.deps.now();
+    this.unreserve(order, order.reservedLots);
+    order.market.untriggered.delete(order);
+    const account = this.account(order.owner);
+    account.untrack(order);
+    if (order.request.clientOrderId !== null) account.releaseClientId(order.request.clientOrderId, order.updatedAt);
+    this.touchedOrders.add(order);
+  }
+
+  private cancelOrder(order: LinearOrder, status: 'cancelled' | 'expired'): LinearOrder {
+    if (order.level !== null) order.market.book.cancel(order.id);
+    this.end(order, status);
+    return order;
+  }
+
+  // ---- fills (MatchSink) ----
+
+  onMakerCancelled(maker: BookOrder): void {
+    this.end(maker as LinearOrder, 'cancelled');
+  }
+
+  onFill(makerNode: BookOrder, lots: number, priceTicks: number): void {
+    const maker = makerNode as LinearOrder;
+    const taker = this.taker!;
+    const market = taker.market;
+    const now = this.deps.now();
+    const notional = market.units.notional(priceTicks, lots);
+    this.unreserve(maker, lots);
+    maker.filledLots += lots;
+    maker.filledNotional += notional;
+    maker.updatedAt = now;
+    taker.filledLots += lots;
+    taker.filledNotional += notional;
+    taker.remainingLots -= lots;
+    taker.updatedAt = now;
+    this.touchedOrders.add(maker);
+    const makerSide = this.settleSide(maker, 'maker', lots, priceTicks, notional);
+    const takerSide = this.settleSide(taker, 'taker', lots, priceTicks, notional);
+    if (maker.remainingLots === 0) this.end(maker, 'filled');
+    market.lastTrade = { price: market.units.price(priceTicks), at: now };
+    const fill = fillRecord(this.deps.nextTradeId(), market, priceTicks, lots, taker, makerSide, takerSide, now);
+    let fills = this.takerFills.get(taker);
+    if (fills === undefined) this.takerFills.set(taker, (fills = []));
+    fills.push(fill);
+    this.deps.emit({ type: 'fill', fill });
+    this.attachExits(maker, lots);
+    this.attachExits(taker, lots);
+  }
+
+  /** Position, realised PnL, fee and volume of one side of a fill. */
+  private settleSide(order: LinearOrder, role: 'maker' | 'taker', lots: number, priceTicks: number, notional: Fixed) {
+    const now = this.deps.now();
+    const market = order.market;
+    const account = this.account(order.owner);
+    const mode = order.request.marginMode;
+    const position = account.openPosition(market, mode, now);
+    const before = position.size;
+    const signed = order.side === BUY ? lots : -lots;
+    const effect = position.applyFill(signed, priceTicks, now);
+    market.openInterestLots += Math.max(0, position.size) - Math.max(0, before);
+    const realized = roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
+    position.realizedPnl += realized;
+    this.postPnl(order.owner, market, realized);
+    if (mode === 'isolated') this.adjustIsolated(position, before, effect.closedLots, realized, lots - effect.closedLots, priceTicks);
+    const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
+    const fee = this.deps.fees.fee(notional, bps);
+    this.postFee(order.owner, fee, `trade:${market.spec.id}`);
+    this.deps.volumes.record(order.owner, notional, now);
+    this.coverShortfall(order.owner, position);
+    this.touchedPositions.add(position);
+    if (position.size === 0) this.positionClosed(account, position);
+    else if (Math.abs(position.size) < Math.abs(before)) this.trimReduceOnly(account, position);
+    return { accountId: order.owner, orderId: String(order.id), fee, feeBps: bps, realizedPnl: realized, marginMode: mode };
+  }
+
+  private postPnl(accountId: number, market: LinearMarket, realized: Fixed): void {
+    if (realized === 0n) return;
+    const asset = this.deps.settlementAsset;
+    const user = userAccount(accountId, 'perps', asset);
+    const clearing = systemAccount(`clearing:${market.spec.id}`, asset);
+    const at = this.deps.now();
+    if (realized > 0n) this.deps.ledger.move('realized_pnl', clearing, user, realized, at, { ref: market.spec.id });
+    else this.deps.ledger.move('realized_pnl', user, clearing, -realized, at, { ref: market.spec.id });
+  }
+
+  private postFee(accountId: number, fee: Fixed, ref: string): void {
+    if (fee === 0n) return;
+    const asset = this.deps.settlementAsset;
+    const user = userAccount(accountId, 'perps', asset);
+    const fees = systemAccount('fees', asset);
+    const at = this.deps.now();
+    if (fee > 0n) this.deps.ledger.move('trade_fee', user, fees, fee, at, { ref });
+    else this.deps.ledger.move('fee_rebate', fees, user, -fee, at, { ref });
+  }
+
+  /**
+   * Isolated margin follows the position: realised PnL lands in it, the closed fraction is
+   * released, and opened lots bring their initial margin (at the fill price) from the cross pool.
+   */
+  private adjustIsolated(p: Position, before: number, closedLots: number, realized: Fixed, openedLots: number, priceTicks: number): void {
+    if (closedLots > 0) {
+      p.isolatedMargin += realized;
+      const remaining = Math.abs(before) - closedLots;
+      p.isolatedMargin = remaining === 0 ? 0n : (p.isolatedMargin * BigInt(remaining)) / BigInt(Math.abs(before));
+    }
+    if (openedLots > 0) p.isolatedMargin += isolatedInitial(p.market, openedLots, p.market.units.price(priceTicks));
+  }
+
+  /**
+   * A loss larger than the collateral behind it is paid by the insurance fund now, so no user
+   * bucket ends a command negative (liquidation, issue 4, keeps this rare).
+   */
+  private coverShortfall(accountId: number, position: Position): void {
+    const asset = this.deps.settlementAsset;
+    const at = this.deps.now();
+    const insurance = systemAccount('insurance', asset);
+    const user = userAccount(accountId, 'perps', asset);
+    if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) {
+      const gap = -position.isolatedMargin;
+      position.isolatedMargin = 0n;
+      this.deps.ledger.move('insurance_fund', insurance, user, gap, at, { ref: `shortfall:${position.market.spec.id}` });
+    }
+    const balance = this.deps.ledger.balance(user);
+    if (balance < 0n) this.deps.ledger.move('insurance_fund', insurance, user, -balance, at, { ref: 'shortfall' });
+  }
+
+  private positionClosed(account: LinearAccount, position: Position): void {
+    position.status = 'closed';
+    position.isolatedMargin = 0n;
+    for (const o of [...account.orders.values()]) {
+      if (o === this.taker || o.remainingLots === 0) continue; // finishing on its own
+      if (o.market === position.market && o.request.marginMode === position.marginMode && o.request.reduceOnly) {
+        this.cancelOrder(o, 'cancelled');
+      }
+    }
+  }
+
+  /** Resting reduce-only orders may not add up to more than the position they reduce. */
+  private trimReduceOnly(account: LinearAccount, position: Position): void {
+    let room = Math.abs(position.size);
+    for (const o of account.orders.values()) {
+      if (o.market !== position.market || o.request.marginMode !== position.marginMode || !o.request.reduceOnly) continue;
+      if (o.level === null || o === this.taker) continue;
+      if (o.remainingLots <= room) room -= o.remainingLots;
+      else if (room > 0) (o.market.book.reduce(o.id, room), (room = 0), this.touchedOrders.add(o));
+      else this.cancelOrder(o, 'cancelled');
+    }
+  }
+
+  // ---- conditional orders ----
+
+  /** Take-profit / stop-loss exits of an opening order grow with each of its fills. */
+  private attachExits(parent: LinearOrder, lots: number): void {
+    const r = parent.request;
+    if (r.reduceOnly || (r.takeProfitPrice === null && r.stopLossPrice === null)) return;
+    if (parent.exits === null) {
+      const up = parent.side === BUY;
+      const tp = r.takeProfitPrice === null ? null : this.exitOrder(parent, r.takeProfitPrice, up ? 1 : -1, lots);
+      const sl = r.stopLossPrice === null ? null : this.exitOrder(parent, r.stopLossPrice, up ? -1 : 1, lots);
+      if (tp !== null && sl !== null) (tp.sibling = sl), (sl.sibling = tp);
+      parent.exits = [tp, sl].filter((o): o is LinearOrder => o !== null);
+      return;
+    }
+    for (const child of parent.exits) {
+      if (child.status !== 'untriggered') continue;
+      child.originalLots += lots;
+      child.remainingLots += lots;
+      this.touchedOrders.add(child);
+    }
+  }
+
+  private exitOrder(parent: LinearOrder, price: Fixed, direction: 1 | -1, lots: number): LinearOrder {
+    const p = parent.request;
+    const request: OrderRequest = {
+      marketId: p.marketId,
+      side: parent.side === BUY ? SELL : BUY,
+      type: 'market',
+      quantity: parent.market.units.size(lots),
+      price: null,
+      timeInForce: 'ioc',
+      postOnly: false,
+      reduceOnly: true,
+      marginMode: p.marginMode,
+      clientOrderId: null,
+      stopPrice: price,
+      takeProfitPrice: null,
+      stopLossPrice: null,
+      selfTradePrevention: p.selfTradePrevention,
+      quoteId: null,
+    };
+    const order = new LinearOrder({
+      id: this.deps.nextOrderId(),
+      accountId: parent.owner,
+      market: parent.market,
+      request,
+      priceTicks: 0,
+      lots,
+      trigger: { price, direction },
+      isQuote: false,
+      now: this.deps.now(),
+    });
+    this.account(parent.owner).track(order);
+    parent.market.untriggered.add(order);
+    this.touchedOrders.add(order);
+    return order;
+  }
+
+  private fireTriggers(market: LinearMarket, mark: Fixed): void {
+    if (market.untriggered.size === 0) return;
+    const due = [...market.untriggered].filter((o) => {
+      const t = o.trigger!;
+      return t.direction === 1 ? mark >= t.price : mark <= t.price;
+    });
+    due.sort((a, b) => a.id - b.id);
+    for (const order of due) {
+      if (order.status !== 'untriggered') continue; // a sibling fired first
+      market.untriggered.delete(order);
+      const account = this.account(order.owner);
+      account.triggered(order);
+      order.trigger = null;
+      order.status = 'open';
+      order.updatedAt = this.deps.now();
+      this.touchedOrders.add(order);
+      if (order.sibling !== null && order.sibling.status === 'untriggered') this.cancelOrder(order.sibling, 'cancelled');
+      const request = { ...order.request, stopPrice: null };
+      const plan = checkOrder(market, request, this.checkContext(account, market, true));
+      if (isRejection(plan)) {
+        order.rejectReason = plan.code;
+        this.end(order, 'cancelled');
+        continue;
+      }
+      order.remainingLots = plan.lots;
+      this.execute(order, plan.limitTicks);
+    }
+  }
+
+  // ---- reads ----
+
+  /** The account's perps cash balance in the ledger. */
+  balance(accountId: number): Fixed {
+    return this.deps.ledger.userBalance(accountId, 'perps', this.deps.settlementAsset);
+  }
+
+  risk(accountId: number) {
+    const account = this.accounts.get(accountId);
+    return accountRisk(account ?? new LinearAccount(accountId), this.balance(accountId));
+  }
+
+  private resultOf(order: LinearOrder): PlaceResult {
+    const fills = this.takerFills.get(order) ?? [];
+    const position = this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
+    return { order: orderRecord(order), fills, position: position === undefined ? null : positionRecord(position) };
+  }
+
+  /** Margin in use and what may leave the perps bucket (the wallet asks before transfers). */
+  holds() {
+    return {
+      locked: (accountId: number, asset: string): Fixed => {
+        if (asset !== this.deps.settlementAsset) return 0n;
+        const r = this.risk(accountId);
+        const used = r.isolatedAllocated + r.positionIM + r.orderIM;
+        return used < 0n ? 0n : used > r.balance ? (r.balance < 0n ? 0n : r.balance) : used;
+      },
+      transferable: (accountId: number, asset: string): Fixed => {
+        if (asset !== this.deps.settlementAsset) return 0n;
+        const r = this.risk(accountId);
+        const cash = r.balance - r.isolatedAllocated;
+        const free = r.free < cash ? r.free : cash;
+        return free > 0n ? free : 0n;
+      },
+    };
+  }
+
+  riskMarkOf(market: LinearMarket): Fixed | null {
+    return riskMark(market);
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * A perpetual or dated-future market inside the linear engine: its specification and tick/lot
+ * units, margin schedule, order book, mark price state, last trade, open interest, and the
+ * conditional orders waiting on its mark.
+ *
+ * Marks (research/mechanics.md 1.2 and 2): perps take the median of index + EMA(150 s) of the
+ * book basis, the book's median(bid, ask, last) and an EMA(30 s) of that median, clamped to the
+ * index ± 5 %; futures take index x (1 + EMA(10 min) of the basis rate), blended into the
+ * settlement TWAP over the last 30 minutes. A mark exists only while the index is fresh.
+ */
+import { OrderBook } from '../book/order-book.ts';
+import { BUY, SELL } from '../book/order-book.ts';
+import { MarketUnits, type MarketSpec, type MarketStatus } from '../markets.ts';
+import { div, type Fixed } from '../money.ts';
+import { MarginSchedule } from '../risk/margin-tiers.ts';
+import { emaUpdate, emptyEma, type EmaState } from '../../pricing/ema.ts';
+import { futureMark, localMedian, perpMark } from '../../pricing/mark-price.ts';
+import type { LinearOrder } from './order.ts';
+
+export const MARK_SETTINGS = {
+  clampBps: 500,
+  perpBasisTauMs: 150_000,
+  perpLocalMedianTauMs: 30_000,
+  futureBasisTauMs: 600_000,
+  settlementWindowMs: 30 * 60_000,
+} as const;
+
+export class LinearMarket {
+  readonly units: MarketUnits;
+  readonly margin: MarginSchedule;
+  readonly book = new OrderBook();
+  status: MarketStatus = 'open';
+  lastTrade: { price: Fixed; at: number } | null = null;
+  /** Mark computed at the last price update; valid only while the index is fresh. */
+  mark: Fixed | null = null;
+  /** Last mark ever computed (risk valuation when the index goes stale; never displayed). */
+  riskMark: Fixed | null = null;
+  markAt = 0;
+  private basisEma: EmaState = emptyEma();
+  private localMedianEma: EmaState = emptyEma();
+  /** Sum of long position lots (= short lots). */
+  openInterestLots = 0;
+  readonly untriggered = new Set<LinearOrder>();
+  /** Cumulative funding per unit of size (perps; issue 4 feeds it). */
+  fundingIndex: Fixed = 0n;
+
+  constructor(readonly spec: MarketSpec) {
+    this.units = new MarketUnits(spec);
+    this.margin = new MarginSchedule(spec.marginTiers);
+  }
+
+  get isPerp(): boolean {
+    return this.spec.type === 'perp';
+  }
+
+  bestBid(): Fixed | null {
+    const t = this.book.bestBid();
+    return Number.isNaN(t) ? null : this.units.price(t);
+  }
+
+  bestAsk(): Fixed | null {
+    const t = this.book.bestAsk();
+    return Number.isNaN(t) ? null : this.units.price(t);
+  }
+
+  /**
+   * Recomputes the mark from the index (null = stale) and the book at `now`. Book-derived EMAs
+   * sample only when both sides of the book exist.
+   */
+  updateMark(index: Fixed | null, now: number, settlementTwap: Fixed | null): void {
+    this.markAt = now;
+    if (index === null) {
+      this.mark = null;
+      return;
+    }
+    const bid = this.bestBid();
+    const ask = this.bestAsk();
+    const options = { clampBps: MARK_SETTINGS.clampBps, tick: this.units.tick };
+    if (this.spec.type === 'future' && this.spec.expiry !== null) {
+      if (bid !== null && ask !== null) {
+        const rate = div((bid + ask) / 2n - index, index, 'halfUp');
+        this.basisEma = emaUpdate(this.basisEma, rate, now, MARK_SETTINGS.futureBasisTauMs);
+      }
+      this.mark = futureMark(
+        {
+          index,
+          basisRateEma: this.basisEma.value,
+          nowMs: now,
+          expiryMs: this.spec.expiry,
+          settlementTwap,
+          windowMs: MARK_SETTINGS.settlementWindowMs,
+        },
+        options,
+      );
+    } else {
+      const local = localMedian(bid, ask, this.lastTrade?.price ?? null);
+      if (bid !== null && ask !== null) {
+        this.basisEma = emaUpdate(this.basisEma, (bid + ask) / 2n - index, now, MARK_SETTINGS.perpBasisTauMs);
+      }
+      if (local !== null) this.localMedianEma = emaUpdate(this.localMedianEma, local, now, MARK_SETTINGS.perpLocalMedianTauMs);
+      this.mark = perpMark(
+        { index, basisEma: this.basisEma.value, bestBid: bid, bestAsk: ask, last: this.lastTrade?.price ?? null, localMedianEma: this.localMedianEma.value },
+        options,
+      );
+    }
+    this.riskMark = this.mark;
+  }
+
+  /** Ticks of the price band edge for a taker of `side` around `mark`. */
+  bandLimitTicks(side: 0 | 1, mark: Fixed): number {
+    const band = (mark * BigInt(this.spec.priceBandBps)) / 10_000n;
+    if (side === BUY) return Number((mark + band) / this.units.tick);
+    const low = mark - band;
+    const ticks = (low + this.units.tick - 1n) / this.units.tick;
+    return Number(ticks < 1n ? 1n : ticks);
+  }
+
+  /** Whether a limit price is inside the band around the mark (buy <= mark+band, sell >= mark-band). */
+  priceInBand(side: 0 | 1, priceTicks: number, mark: Fixed): boolean {
+    const edge = this.bandLimitTicks(side, mark);
+    return side === SELL ? priceTicks >= edge : priceTicks <= edge;
+  }
+}

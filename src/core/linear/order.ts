@@ -1,0 +1,84 @@
+/**
+ * A perp/futures order as the linear engine keeps it while it is live (untriggered or resting).
+ * It is the book's node too (extends BookOrder), so a resting order costs one object. Terminal
+ * orders leave memory; their history lives in the store's orders table.
+ */
+import { BookOrder } from '../book/order-book.ts';
+import type { SelfTradePrevention, Side } from '../book/order-book.ts';
+import type { Fixed } from '../money.ts';
+import type { MarginMode, OrderStatus, OrderType, TimeInForce } from '../records.ts';
+import type { LinearMarket } from './market.ts';
+
+/** An order request with every field parsed and defaulted (the gateway validated the wire form). */
+export interface OrderRequest {
+  readonly marketId: string;
+  readonly side: Side;
+  readonly type: OrderType;
+  readonly quantity: Fixed;
+  readonly price: Fixed | null;
+  readonly timeInForce: TimeInForce;
+  readonly postOnly: boolean;
+  readonly reduceOnly: boolean;
+  readonly marginMode: MarginMode;
+  readonly clientOrderId: string | null;
+  readonly stopPrice: Fixed | null;
+  readonly takeProfitPrice: Fixed | null;
+  readonly stopLossPrice: Fixed | null;
+  readonly selfTradePrevention: SelfTradePrevention;
+  readonly quoteId: string | null;
+}
+
+/** What makes a conditional order fire: the mark reaching `price` from below (+1) or above (-1). */
+export interface Trigger {
+  readonly price: Fixed;
+  readonly direction: 1 | -1;
+}
+
+export class LinearOrder extends BookOrder {
+  readonly market: LinearMarket;
+  readonly request: OrderRequest;
+  /** Lots ordered; grows only for take-profit/stop-loss exits as their parent fills. */
+  originalLots: number;
+  filledLots = 0;
+  /** Sum of price x quantity over fills (exact), for the average fill price. */
+  filledNotional: Fixed = 0n;
+  status: OrderStatus;
+  trigger: Trigger | null;
+  rejectReason: string | null = null;
+  /** Placed through a quote endpoint (bulk `cancelAll` replaces these). */
+  readonly isQuote: boolean;
+  /** For take-profit / stop-loss children: the other half of the pair, cancelled when one fires. */
+  sibling: LinearOrder | null = null;
+  /** The take-profit / stop-loss exits this order created when it first filled. */
+  exits: LinearOrder[] | null = null;
+  /** Lots counted in the account's resting-order totals (0 when not resting or reduce-only). */
+  reservedLots = 0;
+  readonly createdAt: number;
+  updatedAt: number;
+
+  constructor(o: {
+    id: number;
+    accountId: number;
+    market: LinearMarket;
+    request: OrderRequest;
+    priceTicks: number;
+    lots: number;
+    trigger: Trigger | null;
+    isQuote: boolean;
+    now: number;
+  }) {
+    super(o.id, o.accountId, o.request.side, o.priceTicks, o.lots);
+    this.market = o.market;
+    this.request = o.request;
+    this.originalLots = o.lots;
+    this.trigger = o.trigger;
+    this.status = o.trigger === null ? 'open' : 'untriggered';
+    this.isQuote = o.isQuote;
+    this.createdAt = o.now;
+    this.updatedAt = o.now;
+  }
+
+  get accountId(): number {
+    return this.owner;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * A position in one market under one margin mode. Size is signed lots (long > 0). The cost basis
+ * is the exact signed sum of entry notional (price x size) of the open lots, so the entry price is
+ * cost / size and nothing is lost to averaging: reducing by part of the size releases the same
+ * fraction of the cost (rounded toward zero, the remainder staying in the basis), and closing the
+ * whole position releases the rest, so the PnL realised over a position's life is exact.
+ *
+ * Isolated positions carry their own margin (`isolatedMargin`, an allocation inside the perps
+ * bucket): realised PnL of the position is added to it and what is left returns to the free
+ * collateral when the position closes.
+ */
+import { divRound, type Fixed } from '../money.ts';
+import type { MarginMode, PositionStatus } from '../records.ts';
+import type { LinearMarket } from './market.ts';
+
+export interface FillEffect {
+  /** Realised PnL of the lots this fill closed (exact, before rounding to the ledger). */
+  readonly realized: Fixed;
+  /** Lots of the fill that reduced the position (0..|fill|). */
+  readonly closedLots: number;
+}
+
+export class Position {
+  /** Signed lots. */
+  size = 0;
+  /** Signed entry notional of the open lots. */
+  cost: Fixed = 0n;
+  /** Realised PnL posted to the ledger over this position's life (rounded as posted). */
+  realizedPnl: Fixed = 0n;
+  isolatedMargin: Fixed = 0n;
+  status: PositionStatus = 'open';
+  /** Cumulative funding index the position last settled at (perps). */
+  fundingIndex: Fixed = 0n;
+  updatedAt: number;
+
+  constructor(
+    readonly id: string,
+    readonly accountId: number,
+    readonly market: LinearMarket,
+    readonly marginMode: MarginMode,
+    readonly openedAt: number,
+  ) {
+    this.updatedAt = openedAt;
+  }
+
+  /** Applies a fill of `lots` (signed: + buy, - sell) at `priceTicks`. */
+  applyFill(lots: number, priceTicks: number, now: number): FillEffect {
+    const units = this.market.units;
+    this.updatedAt = now;
+    const size = this.size;
+    if (size === 0 || Math.sign(size) === Math.sign(lots)) {
+      this.size = size + lots;
+      this.cost += signedNotional(units.notional(priceTicks, Math.abs(lots)), lots);
+      return { realized: 0n, closedLots: 0 };
+    }
+    const closing = Math.min(Math.abs(lots), Math.abs(size));
+    const closedCost = closing === Math.abs(size) ? this.cost : divRound(this.cost * BigInt(closing), BigInt(Math.abs(size)), 'trunc');
+    const exitValue = signedNotional(units.notional(priceTicks, closing), size);
+    // long: exit value - entry cost; short: entry cost (negative) - exit value (negative)
+    const realized = exitValue - closedCost;
+    this.cost -= closedCost;
+    this.size = size + Math.sign(lots) * closing;
+    const opening = Math.abs(lots) - closing;
+    if (opening > 0) {
+      this.size = Math.sign(lots) * opening;
+      this.cost = signedNotional(units.notional(priceTicks, opening), lots);
+    }
+    return { realized, closedLots: closing };
+  }
+
+  entryPrice(): Fixed | null {
+    if (this.size === 0) return null;
+    return divRound(this.cost * 10n ** 18n, this.market.units.size(this.size), 'halfUp');
+  }
+
+  /** Unrealised PnL at `mark`: size x mark - cost. */
+  unrealized(mark: Fixed): Fixed {
+    if (this.size === 0) return 0n;
+    return divRound(mark * this.market.units.size(this.size), 10n ** 18n, 'floor') - this.cost;
+  }
+
+  /** Absolute notional at `mark`. */
+  notional(mark: Fixed): Fixed {
+    const n = divRound(mark * this.market.units.size(Math.abs(this.size)), 10n ** 18n, 'ceil');
+    return n;
+  }
+}
+
+function signedNotional(notional: Fixed, signOf: number): Fixed {
+  return signOf < 0 ? -notional : notional;
+}

@@ -1,0 +1,87 @@
+/**
+ * Snapshots of the linear engine's live objects as immutable records (core/records.ts shapes).
+ */
+import { BUY } from '../book/order-book.ts';
+import { divRound, type Fixed } from '../money.ts';
+import type { FillRecord, FillSide, OrderRecord, PositionRecord } from '../records.ts';
+import type { LinearMarket } from './market.ts';
+import type { LinearOrder } from './order.ts';
+import type { Position } from './position.ts';
+
+export function orderRecord(o: LinearOrder): OrderRecord {
+  const units = o.market.units;
+  const r = o.request;
+  const filled = units.size(o.filledLots);
+  const live = o.status === 'open' || o.status === 'untriggered';
+  return {
+    id: String(o.id),
+    engine: 'linear',
+    accountId: o.owner,
+    clientOrderId: r.clientOrderId,
+    marketId: r.marketId,
+    side: o.side === BUY ? 'buy' : 'sell',
+    type: r.type,
+    price: r.price,
+    quantity: units.size(o.originalLots),
+    filledQuantity: filled,
+    remainingQuantity: live ? units.size(o.remainingLots) : 0n,
+    avgFillPrice: o.filledLots === 0 ? null : divRound(o.filledNotional * 10n ** 18n, filled, 'halfUp'),
+    status: o.status,
+    timeInForce: r.timeInForce,
+    postOnly: r.postOnly,
+    reduceOnly: r.reduceOnly,
+    marginMode: r.marginMode,
+    stopPrice: r.stopPrice,
+    takeProfitPrice: r.takeProfitPrice,
+    stopLossPrice: r.stopLossPrice,
+    quoteId: r.quoteId,
+    rejectReason: o.rejectReason,
+    createdAt: o.createdAt,
+    updatedAt: o.updatedAt,
+  };
+}
+
+type SideFigures = Omit<FillSide, 'side' | 'liquidity'>;
+
+export function fillRecord(
+  tradeId: number,
+  market: LinearMarket,
+  priceTicks: number,
+  lots: number,
+  taker: LinearOrder,
+  maker: SideFigures,
+  takerFigures: SideFigures,
+  at: number,
+): FillRecord {
+  const takerSide = taker.side === BUY ? 'buy' : 'sell';
+  const makerSide = taker.side === BUY ? 'sell' : 'buy';
+  return {
+    tradeId: String(tradeId),
+    engine: 'linear',
+    marketId: market.spec.id,
+    price: market.units.price(priceTicks),
+    quantity: market.units.size(lots),
+    takerSide,
+    maker: { ...maker, side: makerSide, liquidity: 'maker' },
+    taker: { ...takerFigures, side: takerSide, liquidity: 'taker' },
+    at,
+  };
+}
+
+export function positionRecord(p: Position): PositionRecord {
+  const size: Fixed = p.market.units.size(Math.abs(p.size));
+  return {
+    id: p.id,
+    accountId: p.accountId,
+    marketId: p.market.spec.id,
+    marginMode: p.marginMode,
+    side: p.size < 0 ? 'short' : 'long',
+    size,
+    entryPrice: p.entryPrice(),
+    realizedPnl: p.realizedPnl,
+    isolatedMargin: p.isolatedMargin,
+    status: p.size === 0 ? (p.status === 'liquidated' ? 'liquidated' : 'closed') : p.status,
+    openedAt: p.openedAt,
+    updatedAt: p.updatedAt,
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Read models of the linear engine for the REST surface: positions valued at the mark (with
+ * unrealised PnL, liquidation price estimate, leverage and margin) and the account's perp margin
+ * summary. Pure reads; nothing here changes state.
+ *
+ * Liquidation price: the mark at which the position's equity would meet its maintenance margin,
+ * with every other position held at its current mark and the position's own tier rate (the
+ * Hyperliquid-style estimate of research/mechanics.md 1.5):
+ *   isolated: m = (cost − isolatedMargin) / (size − |size|·mmr)
+ *   cross:    m = (MM_others − crossEquity + size·mark) / (size − |size|·mmr)
+ * (size and cost signed, in base units and USDC). Null when no such positive price exists.
+ */
+import { divRound, type Fixed } from '../money.ts';
+import type { LinearAccount } from './account.ts';
+import type { LinearEngine } from './engine.ts';
+import { accountRisk, riskMark, type AccountRisk } from './margin.ts';
+import type { Position } from './position.ts';
+import { positionRecord } from './records.ts';
+import type { PositionRecord } from '../records.ts';
+
+const SCALE = 10n ** 18n;
+
+export interface PositionView extends PositionRecord {
+  readonly markPrice: Fixed | null;
+  readonly unrealizedPnl: Fixed | null;
+  readonly liquidationPrice: Fixed | null;
+  readonly leverage: Fixed | null;
+  /** Isolated: the allocated margin; cross: the position's initial margin at the mark. */
+  readonly margin: Fixed | null;
+}
+
+export function positionViews(engine: LinearEngine, accountId: number, now: number): PositionView[] {
+  const account = engine.findAccount(accountId);
+  if (account === undefined) return [];
+  const risk = accountRisk(account, engine.balance(accountId));
+  const out: PositionView[] = [];
+  for (const p of account.positions.values()) {
+    if (p.size === 0) continue;
+    out.push(positionView(engine, account, risk, p, now));
+  }
+  return out.sort((a, b) => (a.marketId < b.marketId ? -1 : a.marketId > b.marketId ? 1 : 0));
+}
+
+export function positionView(engine: LinearEngine, _account: LinearAccount, risk: AccountRisk, p: Position, now: number): PositionView {
+  const base = positionRecord(p);
+  const mark = engine.markAt(p.market, now);
+  const valuation = mark ?? riskMark(p.market);
+  if (valuation === null) return { ...base, markPrice: null, unrealizedPnl: null, liquidationPrice: null, leverage: null, margin: null };
+  const notional = p.notional(valuation);
+  const upnl = p.unrealized(valuation);
+  const size = p.market.units.size(p.size); // signed base units
+  const mmr = p.market.margin.maintenanceRate(notional);
+  const denominator = size - divRound((size < 0n ? -size : size) * mmr, SCALE, 'trunc');
+  let numerator: Fixed;
+  let equity: Fixed;
+  let margin: Fixed;
+  if (p.marginMode === 'isolated') {
+    numerator = p.cost - p.isolatedMargin;
+    equity = p.isolatedMargin + upnl;
+    margin = p.isolatedMargin;
+  } else {
+    const ownMM = p.market.margin.maintenance(notional);
+    numerator = risk.positionMM - ownMM - risk.crossEquity + divRound(size * valuation, SCALE, 'trunc');
+    equity = risk.crossEquity;
+    margin = p.market.margin.initial(notional);
+  }
+  const liq = denominator === 0n ? null : divRound(numerator * SCALE, denominator, 'halfUp');
+  return {
+    ...base,
+    markPrice: mark,
+    unrealizedPnl: mark === null ? null : upnl,
+    liquidationPrice: liq !== null && liq > 0n ? p.market.units.tick * divRound(liq, p.market.units.tick, 'halfUp') : null,
+    leverage: equity > 0n ? divRound(notional * SCALE, equity, 'halfUp') : null,
+    margin,
+  };
+}
+
+export interface PerpBalanceView {
+  readonly asset: string;
+  /** Cash in the perps bucket (deposits, realised PnL, fees, funding). */
+  readonly balance: Fixed;
+  readonly unrealizedPnl: Fixed;
+  /** Cross collateral plus unrealised PnL of cross positions. */
+  readonly equity: Fixed;
+  readonly initialMargin: Fixed;
+  readonly maintenanceMargin: Fixed;
+  readonly orderMargin: Fixed;
+  readonly isolatedMargin: Fixed;
+  /** What new orders can still use. */
+  readonly availableMargin: Fixed;
+  /** What may be transferred out now. */
+  readonly withdrawable: Fixed;
+  /** Maintenance margin over equity (liquidation at 1); null without equity. */
+  readonly marginRatio: Fixed | null;
+}
+
+export function perpBalanceView(engine: LinearEngine, accountId: number, asset: string): PerpBalanceView {
+  const r = engine.risk(accountId);
+  const withdrawable = engine.holds().transferable(accountId, asset);
+  return {
+    asset,
+    balance: r.balance,
+    unrealizedPnl: r.crossUnrealized,
+    equity: r.crossEquity,
+    initialMargin: r.positionIM,
+    maintenanceMargin: r.positionMM,
+    orderMargin: r.orderIM,
+    isolatedMargin: r.isolatedAllocated,
+    availableMargin: r.free > 0n ? r.free : 0n,
+    withdrawable,
+    marginRatio: r.crossEquity > 0n ? divRound(r.positionMM * SCALE, r.crossEquity, 'halfUp') : null,
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Market specifications shared by both engines: identity, precision, size and price limits, and
+ * for derivatives the margin tiers. Prices are whole ticks and sizes whole lots inside the books;
+ * the conversions below are exact because priceDecimals + sizeDecimals <= 18.
+ */
+import { assert } from './assert.ts';
+import { SCALE, unitOf, type Fixed } from './money.ts';
+
+export type MarketType = 'perp' | 'future' | 'spot' | 'option';
+export type MarketStatus = 'open' | 'expired';
+
+/** One row of a tiered margin table: applies to position notional up to `upToNotional`. */
+export interface MarginTier {
+  readonly upToNotional: Fixed | null; // null: no upper bound
+  readonly maxLeverage: number;
+}
+
+export interface MarketSpec {
+  readonly id: string;
+  readonly symbol: string;
+  readonly type: MarketType;
+  readonly underlying: string;
+  readonly baseSymbol: string;
+  readonly quoteSymbol: string;
+  readonly priceDecimals: number;
+  readonly sizeDecimals: number;
+  readonly minSize: Fixed;
+  readonly maxSize: Fixed;
+  /** Limit orders must be within mark ± band; market orders sweep no further. */
+  readonly priceBandBps: number;
+  readonly expiry: number | null;
+  readonly indexMarketId: string;
+  readonly marginTiers: readonly MarginTier[];
+  /** Notional used for impact bid/ask in the funding premium (perps). */
+  readonly impactNotional: Fixed;
+}
+
+/** Derived constants for tick/lot arithmetic, computed once per market. */
+export class MarketUnits {
+  readonly tick: Fixed;
+  readonly step: Fixed;
+  /** USDC value of one tick times one lot (exact). */
+  readonly notionalUnit: Fixed;
+
+  constructor(spec: Pick<MarketSpec, 'priceDecimals' | 'sizeDecimals'>) {
+    assert(spec.priceDecimals + spec.sizeDecimals <= 18, 'price and size decimals must sum to at most 18');
+    this.tick = unitOf(spec.priceDecimals);
+    this.step = unitOf(spec.sizeDecimals);
+    this.notionalUnit = (this.tick * this.step) / SCALE;
+  }
+
+  price(ticks: number): Fixed {
+    return BigInt(ticks) * this.tick;
+  }
+
+  size(lots: number): Fixed {
+    return BigInt(lots) * this.step;
+  }
+
+  /** Exact price of a Fixed as ticks; the caller has checked it is on the tick. */
+  ticks(price: Fixed): number {
+    assert(price % this.tick === 0n, 'price is not on the tick');
+    return Number(price / this.tick);
+  }
+
+  lots(size: Fixed): number {
+    assert(size % this.step === 0n, 'size is not on the step');
+    return Number(size / this.step);
+  }
+
+  notional(ticks: number, lots: number): Fixed {
+    return BigInt(ticks) * BigInt(lots) * this.notionalUnit;
+  }
+}

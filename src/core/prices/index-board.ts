@@ -1,0 +1,105 @@
+/**
+ * Index prices per underlying, inside the core so that everything they drive (marks, triggers,
+ * liquidations, funding, settlement) is a deterministic function of the journal.
+ *
+ * Inputs arrive as commands: source observations from the feed (`prices.observe`) and operator
+ * pushes (`index.publish`, the push feed and a test override). The index is computed lazily from
+ * the latest quote of every source and the current time: a quote older than `maxAgeMs` is
+ * unavailable, so when a feed goes quiet the index (and every mark on it) disappears by itself,
+ * with no timer. A fresh pushed price overrides the sources.
+ *
+ * For expiry settlement the board keeps a time-weighted history of the index (TWAP over the last
+ * `twapRetentionMs`).
+ */
+import type { Fixed } from '../money.ts';
+import { indexPrice, type SourceQuote } from '../../pricing/index-price.ts';
+import { TwapAccumulator } from '../../pricing/twap.ts';
+
+export interface IndexSettings {
+  readonly maxAgeMs: number;
+  readonly minSources: number;
+  readonly clampBps: number;
+  readonly decimals: number;
+  readonly twapRetentionMs: number;
+}
+
+export interface IndexValue {
+  readonly price: Fixed;
+  readonly sourceTs: number;
+  readonly sources: number;
+}
+
+interface UnderlyingState {
+  readonly sources: Map<string, SourceQuote>;
+  push: SourceQuote | null;
+  readonly twap: TwapAccumulator;
+}
+
+export const PUSH_SOURCE = 'push';
+
+export class IndexBoard {
+  private readonly underlyings = new Map<string, UnderlyingState>();
+
+  constructor(private readonly settings: IndexSettings) {}
+
+  observe(underlying: string, observations: readonly SourceQuote[], now: number): void {
+    const state = this.state(underlying);
+    for (const q of observations) {
+      const prev = state.sources.get(q.source);
+      if (prev === undefined || q.ts >= prev.ts) state.sources.set(q.source, q);
+    }
+    this.sample(underlying, now);
+  }
+
+  publish(underlying: string, price: Fixed, ts: number, now: number): void {
+    this.state(underlying).push = { source: PUSH_SOURCE, price, ts };
+    this.sample(underlying, now);
+  }
+
+  /** The index at `now` from fresh inputs only, or null. */
+  index(underlying: string, now: number): IndexValue | null {
+    const state = this.underlyings.get(underlying);
+    if (state === undefined) return null;
+    const push = state.push;
+    if (push !== null && push.ts >= now - this.settings.maxAgeMs) {
+      return { price: push.price, sourceTs: push.ts, sources: 1 };
+    }
+    const r = indexPrice([...state.sources.values()], now, this.settings);
+    return r === null ? null : { price: r.price, sourceTs: r.sourceTs, sources: r.used };
+  }
+
+  /** Time-weighted average index over [fromMs, toMs], or null without samples. */
+  twap(underlying: string, fromMs: number, toMs: number): Fixed | null {
+    return this.underlyings.get(underlying)?.twap.average(fromMs, toMs) ?? null;
+  }
+
+  /** The newest price any input gave for `underlying`, fresh or not (to resume a simulated feed). */
+  lastPrice(underlying: string): Fixed | null {
+    const state = this.underlyings.get(underlying);
+    if (state === undefined) return null;
+    let newest: SourceQuote | null = state.push;
+    for (const q of state.sources.values()) if (newest === null || q.ts > newest.ts) newest = q;
+    return newest?.price ?? null;
+  }
+
+  underlyingNames(): string[] {
+    return [...this.underlyings.keys()];
+  }
+
+  /** Records the current index in the TWAP history (called on every input and clock tick). */
+  sample(underlying: string, now: number): void {
+    const state = this.state(underlying);
+    const value = this.index(underlying, now);
+    if (value !== null) state.twap.add(now, value.price);
+    state.twap.prune(now - this.settings.twapRetentionMs);
+  }
+
+  private state(underlying: string): UnderlyingState {
+    let s = this.underlyings.get(underlying);
+    if (s === undefined) {
+      s = { sources: new Map(), push: null, twap: new TwapAccumulator() };
+      this.underlyings.set(underlying, s);
+    }
+    return s;
+  }
+}

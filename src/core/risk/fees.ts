@@ -1,0 +1,75 @@
+/**
+ * Fee tiers by rolling 30-day traded notional (research/mechanics.md 6). A tier has a maker and a
+ * taker rate in basis points; a negative maker rate is a rebate. Fees are charged in the
+ * settlement asset at its precision (USDC: 6 decimals), rounding toward the venue: a fee is
+ * rounded up, a rebate's magnitude rounded down (both are `ceil` of the signed amount).
+ *
+ * The 30-day volume is kept per account in UTC-day buckets (the current day included), fed by the
+ * engines on every fill, so the tier an order sees is a pure function of the command history.
+ */
+import { assert } from '../assert.ts';
+import { divRound, roundTo, type Fixed } from '../money.ts';
+
+export interface FeeTier {
+  readonly min30dVolumeUsd: Fixed;
+  readonly makerBps: Fixed;
+  readonly takerBps: Fixed;
+}
+
+export type FeeRole = 'maker' | 'taker';
+
+const BPS = 10_000n;
+const DAY_MS = 86_400_000;
+const WINDOW_DAYS = 30;
+
+export class FeeSchedule {
+  constructor(
+    readonly tiers: readonly FeeTier[],
+    private readonly settlementDecimals: number,
+  ) {
+    assert(tiers.length > 0 && tiers[0]!.min30dVolumeUsd === 0n, 'the first fee tier must start at volume 0');
+    for (let i = 1; i < tiers.length; i++) {
+      assert(tiers[i]!.min30dVolumeUsd > tiers[i - 1]!.min30dVolumeUsd, 'fee tiers must be in increasing volume');
+    }
+  }
+
+  tierFor(volume30d: Fixed): FeeTier {
+    let tier = this.tiers[0]!;
+    for (const t of this.tiers) if (volume30d >= t.min30dVolumeUsd) tier = t;
+    return tier;
+  }
+
+  rateFor(volume30d: Fixed, role: FeeRole): Fixed {
+    const t = this.tierFor(volume30d);
+    return role === 'maker' ? t.makerBps : t.takerBps;
+  }
+
+  /** Signed fee on `notional` at `bps` (positive: paid by the trader; negative: rebate). */
+  fee(notional: Fixed, bps: Fixed): Fixed {
+    return roundTo(divRound(notional * bps, BPS * 10n ** 18n, 'ceil'), this.settlementDecimals, 'ceil');
+  }
+}
+
+/** Rolling 30-day traded notional per account, in UTC-day buckets. */
+export class VolumeTracker {
+  private readonly byAccount = new Map<number, Map<number, Fixed>>();
+
+  record(accountId: number, notional: Fixed, now: number): void {
+    const day = Math.floor(now / DAY_MS);
+    let days = this.byAccount.get(accountId);
+    if (days === undefined) this.byAccount.set(accountId, (days = new Map()));
+    days.set(day, (days.get(day) ?? 0n) + notional);
+    if (days.size > WINDOW_DAYS + 1) {
+      for (const d of days.keys()) if (d <= day - WINDOW_DAYS) days.delete(d);
+    }
+  }
+
+  volume30d(accountId: number, now: number): Fixed {
+    const days = this.byAccount.get(accountId);
+    if (days === undefined) return 0n;
+    const today = Math.floor(now / DAY_MS);
+    let sum = 0n;
+    for (const [d, v] of days) if (d > today - WINDOW_DAYS) sum += v;
+    return sum;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Tiered margin by position notional (research/mechanics.md 1.4, Hyperliquid/Binance style).
+ * Each tier has a maximum leverage; its initial margin rate is 1/maxLeverage and its maintenance
+ * rate half of that. Margin is computed with a per-tier deduction so that it is continuous in
+ * notional (crossing a tier boundary never makes margin jump):
+ *   margin(n) = n * rate_k - deduction_k,  deduction_k = deduction_{k-1} + bound_{k-1} * (rate_k - rate_{k-1})
+ * Initial margin rounds up, maintenance margin rounds up (both protect the venue).
+ */
+import { assert } from '../assert.ts';
+import { divRound, ONE, type Fixed } from '../money.ts';
+import type { MarginTier } from '../markets.ts';
+
+interface CompiledTier {
+  readonly upTo: Fixed | null;
+  readonly imRate: Fixed;
+  readonly mmRate: Fixed;
+  readonly imDeduction: Fixed;
+  readonly mmDeduction: Fixed;
+}
+
+export class MarginSchedule {
+  private readonly tiers: CompiledTier[] = [];
+
+  constructor(tiers: readonly MarginTier[]) {
+    assert(tiers.length > 0, 'a margin schedule needs at least one tier');
+    let imDeduction = 0n;
+    let mmDeduction = 0n;
+    let prev: CompiledTier | null = null;
+    for (const t of tiers) {
+      assert(t.maxLeverage >= 1 && Number.isInteger(t.maxLeverage), 'maxLeverage must be a whole number >= 1');
+      const imRate = divRound(ONE, BigInt(t.maxLeverage), 'ceil');
+      const mmRate = divRound(ONE, BigInt(2 * t.maxLeverage), 'ceil');
+      if (prev !== null) {
+        assert(prev.upTo !== null, 'only the last tier may be unbounded');
+        assert(imRate >= prev.imRate, 'tiers must not lower the margin rate');
+        imDeduction += mulFloor(prev.upTo, imRate - prev.imRate);
+        mmDeduction += mulFloor(prev.upTo, mmRate - prev.mmRate);
+      }
+      const compiled: CompiledTier = { upTo: t.upToNotional, imRate, mmRate, imDeduction, mmDeduction };
+      this.tiers.push(compiled);
+      prev = compiled;
+    }
+    assert(prev?.upTo === null, 'the last tier must be unbounded');
+  }
+
+  private tierFor(notional: Fixed): CompiledTier {
+    for (const t of this.tiers) if (t.upTo === null || notional <= t.upTo) return t;
+    return this.tiers[this.tiers.length - 1]!;
+  }
+
+  /** Initial margin for a position of absolute notional `notional`. */
+  initial(notional: Fixed): Fixed {
+    if (notional <= 0n) return 0n;
+    const t = this.tierFor(notional);
+    return divRound(notional * t.imRate, ONE, 'ceil') - t.imDeduction;
+  }
+
+  maintenance(notional: Fixed): Fixed {
+    if (notional <= 0n) return 0n;
+    const t = this.tierFor(notional);
+    return divRound(notional * t.mmRate, ONE, 'ceil') - t.mmDeduction;
+  }
+
+  /** Maintenance rate of the tier for this notional (used in liquidation price estimates). */
+  maintenanceRate(notional: Fixed): Fixed {
+    return this.tierFor(notional).mmRate;
+  }
+
+  maxLeverage(notional: Fixed): number {
+    const t = this.tierFor(notional);
+    return Number(divRound(ONE, t.imRate, 'floor'));
+  }
+}
+
+function mulFloor(a: Fixed, b: Fixed): Fixed {
+  return divRound(a * b, ONE, 'floor');
+}

@@ -1,0 +1,53 @@
+/**
+ * From a validated wire body to the core's OrderRequest: decimals parsed at the market's
+ * precision (INVALID_TICK / INVALID_STEP beyond it), enums mapped, defaults applied
+ * (type `limit`; timeInForce `gtc` for limits and `ioc` for market orders; cross margin;
+ * self-trade prevention `cancel_maker`, the resting order is cancelled).
+ */
+import type { SelfTradePrevention } from '../core/book/order-book.ts';
+import type { OrderRequest } from '../core/linear/order.ts';
+import type { MarketSpec } from '../core/markets.ts';
+import type { MarginMode, OrderType, SideName, TimeInForce } from '../core/records.ts';
+import { parsePrice, parseSize } from './decimals.ts';
+import { apiError } from './errors.ts';
+
+export interface OrderBodyFields {
+  readonly side: SideName;
+  readonly quantity: string;
+  readonly type?: OrderType;
+  readonly price?: string;
+  readonly timeInForce?: TimeInForce;
+  readonly postOnly?: boolean;
+  readonly reduceOnly?: boolean;
+  readonly marginMode?: MarginMode;
+  readonly clientOrderId?: string;
+  readonly stopPrice?: string;
+  readonly takeProfitPrice?: string;
+  readonly stopLossPrice?: string;
+  readonly selfTradePrevention?: SelfTradePrevention;
+}
+
+export function orderRequest(body: OrderBodyFields, spec: MarketSpec, quoteId: string | null = null): OrderRequest {
+  const type = body.type ?? 'limit';
+  if (type === 'limit' && body.price === undefined) throw apiError('VALIDATION_ERROR', 'price is required for a limit order');
+  if (type === 'market' && body.price !== undefined) throw apiError('VALIDATION_ERROR', 'a market order takes no price');
+  const price = body.price === undefined ? null : parsePrice(body.price, 'price', spec.priceDecimals);
+  const optionalPrice = (v: string | undefined, name: string) => (v === undefined ? null : parsePrice(v, name, spec.priceDecimals));
+  return {
+    marketId: spec.id,
+    side: body.side === 'buy' ? 0 : 1,
+    type,
+    quantity: parseSize(body.quantity, 'quantity', spec.sizeDecimals),
+    price,
+    timeInForce: body.timeInForce ?? (type === 'market' ? 'ioc' : 'gtc'),
+    postOnly: body.postOnly ?? false,
+    reduceOnly: body.reduceOnly ?? false,
+    marginMode: body.marginMode ?? 'cross',
+    clientOrderId: body.clientOrderId ?? null,
+    stopPrice: optionalPrice(body.stopPrice, 'stopPrice'),
+    takeProfitPrice: optionalPrice(body.takeProfitPrice, 'takeProfitPrice'),
+    stopLossPrice: optionalPrice(body.stopLossPrice, 'stopLossPrice'),
+    selfTradePrevention: body.selfTradePrevention ?? 'cancel_maker',
+    quoteId,
+  };
+}

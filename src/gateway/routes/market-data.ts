@@ -1,0 +1,234 @@
+/**
+ * Public market data built on trade history (contract "Market data", decisions.md "Market data"):
+ *
+ * - `GET /perps/ohlc`: candles in the TradingView UDF history format. `s` is `ok` with the bars,
+ *   or `no_data` with an optional `nextTime` (start of the newest bar before `from`). Bad input is
+ *   an HTTP error with the usual envelope (400 VALIDATION_ERROR, 400 RANGE_TOO_LARGE beyond 90
+ *   days, 404 NOT_FOUND for an unknown symbol); `s: 'error'` is part of the documented UDF union
+ *   but this server reports errors through HTTP status instead.
+ * - `GET /perps/market-stats`: mark, index, last trade, 24-hour change/high/low/volume, open
+ *   interest and funding. A value without a fresh input is null (a stale index gives no mark).
+ *
+ * Assumptions: candle and stats history comes from the MarketHistory projection (minute rows,
+ * so the 24-hour window is exact to the minute); funding is read through an optional provider
+ * (null fields without one). Tested over HTTP by test/api/market-data.test.ts.
+ */
+import { Type } from 'typebox';
+import {
+  RESOLUTION_SECONDS,
+  RESOLUTIONS,
+  type MarketHistory,
+  type Resolution,
+} from '../../adapters/store/projections/market-history.ts';
+import type { LinearMarket } from '../../core/linear/market.ts';
+import { divRound, formatFixedDigits, mul, type Fixed } from '../../core/money.ts';
+import type { TypedApp } from '../app.ts';
+import type { GatewayContext } from '../context.ts';
+import { apiError } from '../errors.ts';
+import { dec, decOrNull, isoOrNull } from '../format.ts';
+import { responses } from '../schemas/common.ts';
+
+/** Funding of a market at a time, from the funding engine; null when the market has none. */
+export type FundingProvider = (
+  marketId: string,
+  nowMs: number,
+) => { rate1hPct: Fixed; rate8hPct: Fixed; nextFundingAt: number } | null;
+
+export const MAX_CANDLE_RANGE_SEC = 90 * 86_400;
+/** Bars returned by default when `from` is omitted (capped by the 90-day range). */
+export const DEFAULT_BARS = 300;
+const MAX_UNIX_SEC = 253_402_300_799; // 9999-12-31T23:59:59Z
+
+const UnixSeconds = (description: string) =>
+  Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_UNIX_SEC, description }));
+
+const OhlcQuery = Type.Object(
+  {
+    symbol: Type.String({ minLength: 1, maxLength: 64, description: 'market id or symbol, e.g. BTC-PERP' }),
+    resolution: Type.Optional(
+      Type.Union(RESOLUTIONS.map((r) => Type.Literal(r)), {
+        description: 'bar size in minutes, or D for a UTC day; default 15',
+      }),
+    ),
+    from: UnixSeconds('Unix seconds, first bar start included; default `to` minus 300 bars (at most 90 days)'),
+    to: UnixSeconds('Unix seconds, last bar start included; default now'),
+    countback: Type.Optional(Type.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      description: 'UDF: return at most this many newest bars ending at `to`, reaching back up to 90 days before `to` regardless of `from`',
+    })),
+  },
+  { additionalProperties: false },
+);
+
+const Prices = Type.Array(Type.String({ description: 'decimal string' }));
+const CandlesOk = Type.Object(
+  {
+    s: Type.Literal('ok'),
+    t: Type.Array(Type.Integer(), { description: 'bar start, Unix seconds, ascending' }),
+    o: Prices,
+    h: Prices,
+    l: Prices,
+    c: Prices,
+    v: Type.Array(Type.String(), { description: 'base quantity traded' }),
+  },
+  { description: 'Bars with at least one trade; empty buckets are omitted' },
+);
+const CandlesNoData = Type.Object(
+  {
+    s: Type.Literal('no_data'),
+    nextTime: Type.Optional(Type.Integer({ description: 'start (Unix seconds) of the newest bar before `from`' })),
+  },
+  { description: 'No trades in the range' },
+);
+const CandlesError = Type.Object(
+  { s: Type.Literal('error'), errmsg: Type.String() },
+  { description: 'UDF error form; this server answers errors with an HTTP status and { error, message }' },
+);
+
+const NullableDecimal = Type.Union([Type.String(), Type.Null()]);
+const MarketStats = Type.Object({
+  marketId: Type.String(),
+  baseSymbol: Type.String(),
+  quoteSymbol: Type.String(),
+  markPrice: Type.Union([Type.String(), Type.Null()], { description: 'null while the index is stale' }),
+  indexPrice: Type.Union([Type.String(), Type.Null()], { description: 'null while the index is stale' }),
+  lastPrice: Type.Union([Type.String(), Type.Null()], { description: 'last trade price; null before the first trade' }),
+  change24hPct: Type.Union([Type.String(), Type.Null()], {
+    description: '(last - open) / open x 100 over 24 h, 2 decimals half up; null without trades in 24 h',
+  }),
+  high24h: NullableDecimal,
+  low24h: NullableDecimal,
+  volume24hUsd: Type.String({ description: 'quote (USDC) notional traded in 24 h; "0" without trades' }),
+  openInterest: Type.String({ description: 'open interest in base units (additive)' }),
+  openInterestUsd: Type.Union([Type.String(), Type.Null()], {
+    description: 'open interest x mark; "0" without open interest, null with open interest but no fresh mark',
+  }),
+  funding1hPct: Type.Union([Type.String(), Type.Null()], { description: 'current 1-hour funding rate, percent' }),
+  fundingRate8hPct: Type.Union([Type.String(), Type.Null()], { description: 'the same rate over 8 hours, percent' }),
+  nextFundingAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+const OHLC_DESCRIPTION = `TradingView UDF history. Bars are aggregated from one-minute candles; a bar's time is its
+start (floor(t / size) x size, so 240-minute bars start at 00, 04, ... 20 UTC and D bars at UTC midnight) and
+bars whose start lies in [from, to] are returned. \`to\` defaults to now, \`from\` to \`to\` minus 300 bars (at
+most 90 days). \`from\` > \`to\` is 400 VALIDATION_ERROR; a range over 90 days is 400 RANGE_TOO_LARGE; an
+unknown symbol is 404 NOT_FOUND. Without bars the answer is \`{ s: "no_data", nextTime? }\`.`;
+
+const STATS_DESCRIPTION = `24-hour figures come from one-minute candles that started within the last 24 h.
+Values without a fresh input are null: markPrice and indexPrice while the index is stale, lastPrice before the
+first trade, change24hPct/high24h/low24h without trades in 24 h, funding fields where funding does not apply.`;
+
+export function marketDataRoutes(
+  app: TypedApp,
+  ctx: GatewayContext,
+  history: MarketHistory,
+  funding?: FundingProvider,
+): void {
+  const find = (idOrSymbol: string): LinearMarket => {
+    const markets = ctx.exchange.linear.markets;
+    const byId = markets.get(idOrSymbol);
+    if (byId !== undefined) return byId;
+    for (const m of markets.values()) if (m.spec.symbol === idOrSymbol) return m;
+    throw apiError('NOT_FOUND', `market ${idOrSymbol} not found`);
+  };
+
+  app.get('/perps/ohlc', {
+    config: { access: 'public' },
+    schema: {
+      tags: ['market-data'],
+      summary: 'Candles (TradingView UDF history format)',
+      description: OHLC_DESCRIPTION,
+      querystring: OhlcQuery,
+      response: responses({ 200: Type.Union([CandlesOk, CandlesNoData, CandlesError]) }, [400, 404, 429]),
+    },
+  }, async (req) => {
+    const market = find(req.query.symbol);
+    const resolution: Resolution = req.query.resolution ?? '15';
+    const range = candleRange(resolution, req.query.from, req.query.to, Math.floor(Date.now() / 1000));
+    const { countback } = req.query;
+    const from = countback === undefined ? range.from : range.to - MAX_CANDLE_RANGE_SEC;
+    const bars = history.candles(market.spec.id, resolution, Math.max(0, from), range.to, countback);
+    if (bars.length === 0) {
+      const nextTime = history.lastBarBefore(market.spec.id, Math.max(0, from), resolution);
+      return nextTime === null ? { s: 'no_data' as const } : { s: 'no_data' as const, nextTime };
+    }
+    return {
+      s: 'ok' as const,
+      t: bars.map((b) => b.t),
+      o: bars.map((b) => dec(b.o)),
+      h: bars.map((b) => dec(b.h)),
+      l: bars.map((b) => dec(b.l)),
+      c: bars.map((b) => dec(b.c)),
+      v: bars.map((b) => dec(b.v)),
+    };
+  });
+
+  app.get('/perps/market-stats', {
+    config: { access: 'public' },
+    schema: {
+      tags: ['market-data'],
+      summary: 'Market stats: mark, index, last, 24-hour change, volume, open interest, funding',
+      description: STATS_DESCRIPTION,
+      querystring: Type.Object({ marketId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+      response: responses({ 200: MarketStats }, [400, 404, 429]),
+    },
+  }, async (req) => marketStats(ctx, history, find(req.query.marketId), Date.now(), funding));
+}
+
+/** Resolves the defaults and checks the range of a candle request (all in Unix seconds). */
+export function candleRange(
+  resolution: Resolution,
+  from: number | undefined,
+  to: number | undefined,
+  nowSec: number,
+): { from: number; to: number } {
+  const end = to ?? nowSec;
+  const start = from ?? end - Math.min(DEFAULT_BARS * RESOLUTION_SECONDS[resolution], MAX_CANDLE_RANGE_SEC);
+  if (start > end) throw apiError('VALIDATION_ERROR', '`from` must not be later than `to`');
+  if (end - start > MAX_CANDLE_RANGE_SEC) {
+    throw apiError('RANGE_TOO_LARGE', 'the candle range (`to` - `from`) is capped to 90 days');
+  }
+  return { from: start, to: end };
+}
+
+/** (last - open) / open x 100, rounded half up to 2 decimals, computed exactly. */
+export function changePct(open: Fixed, last: Fixed): string {
+  const hundredths = divRound((last - open) * 10_000n, open, 'halfUp');
+  return formatFixedDigits(hundredths * 10n ** 16n, 2);
+}
+
+function marketStats(
+  ctx: GatewayContext,
+  history: MarketHistory,
+  market: LinearMarket,
+  now: number,
+  funding: FundingProvider | undefined,
+) {
+  const spec = market.spec;
+  const mark = ctx.exchange.linear.markAt(market, now);
+  const index = ctx.exchange.index.index(spec.underlying, now)?.price ?? null;
+  const day = history.stats24h(spec.id, now);
+  const openInterest = market.units.size(market.openInterestLots);
+  let openInterestUsd: string | null;
+  if (openInterest === 0n) openInterestUsd = '0';
+  else openInterestUsd = mark === null ? null : dec(mul(openInterest, mark, 'halfUp'));
+  const f = funding?.(spec.id, now) ?? null;
+  return {
+    marketId: spec.id,
+    baseSymbol: spec.baseSymbol,
+    quoteSymbol: spec.quoteSymbol,
+    markPrice: decOrNull(mark),
+    indexPrice: decOrNull(index),
+    lastPrice: decOrNull(market.lastTrade?.price),
+    change24hPct: day.open === null || day.last === null || day.open === 0n ? null : changePct(day.open, day.last),
+    high24h: decOrNull(day.high),
+    low24h: decOrNull(day.low),
+    volume24hUsd: dec(day.volumeQuote),
+    openInterest: dec(openInterest),
+    openInterestUsd,
+    funding1hPct: f === null ? null : dec(f.rate1hPct),
+    fundingRate8hPct: f === null ? null : dec(f.rate8hPct),
+    nextFundingAt: isoOrNull(f?.nextFundingAt),
+  };
+}

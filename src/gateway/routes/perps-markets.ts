@@ -1,0 +1,132 @@
+/**
+ * Public market data of the linear engine: the market list (with its alias), order book
+ * snapshots and the perp fee schedule. Expired dated futures leave the list at once.
+ */
+import { Type } from 'typebox';
+import { BUY, SELL } from '../../core/book/order-book.ts';
+import type { LinearMarket } from '../../core/linear/market.ts';
+import { formatDecimal, unitOf } from '../../core/money.ts';
+import type { TypedApp } from '../app.ts';
+import type { GatewayContext } from '../context.ts';
+import { apiError } from '../errors.ts';
+import { dec, decOrNull, iso } from '../format.ts';
+import { NullableString, responses } from '../schemas/common.ts';
+
+export const MAX_BOOK_LEVELS = 5000;
+
+export const MarketView = Type.Object({
+  id: Type.String(),
+  symbol: Type.String(),
+  marketType: Type.Union([Type.Literal('spot'), Type.Literal('perp'), Type.Literal('future')]),
+  baseSymbol: Type.String(),
+  quoteSymbol: Type.String(),
+  markPrice: NullableString,
+  priceDecimals: Type.Integer(),
+  sizeDecimals: Type.Integer(),
+  expiry: Type.Optional(Type.String({ format: 'date-time', description: 'dated futures only' })),
+  indexMarketId: Type.String(),
+  indexPrice: NullableString,
+  underlying: Type.String(),
+  tickSize: Type.String(),
+  stepSize: Type.String(),
+  minSize: Type.String(),
+  maxSize: Type.String(),
+  priceBandPct: Type.String({ description: 'limit prices must be within this percentage of the mark' }),
+  maxLeverage: Type.Integer({ description: 'of the first margin tier' }),
+  status: Type.String(),
+});
+
+export const BookSnapshot = Type.Object({
+  bids: Type.Array(Type.Tuple([Type.String(), Type.String()])),
+  asks: Type.Array(Type.Tuple([Type.String(), Type.String()])),
+});
+
+export function linearMarketView(ctx: GatewayContext, m: LinearMarket, now: number) {
+  const s = m.spec;
+  return {
+    id: s.id,
+    symbol: s.symbol,
+    marketType: s.type as 'perp' | 'future',
+    baseSymbol: s.baseSymbol,
+    quoteSymbol: s.quoteSymbol,
+    markPrice: decOrNull(ctx.exchange.linear.markAt(m, now)),
+    priceDecimals: s.priceDecimals,
+    sizeDecimals: s.sizeDecimals,
+    ...(s.expiry === null ? {} : { expiry: iso(s.expiry) }),
+    indexMarketId: s.indexMarketId,
+    indexPrice: decOrNull(ctx.exchange.indexPrice(s.underlying, now)),
+    underlying: s.underlying,
+    tickSize: dec(unitOf(s.priceDecimals)),
+    stepSize: dec(unitOf(s.sizeDecimals)),
+    minSize: dec(s.minSize),
+    maxSize: dec(s.maxSize),
+    priceBandPct: formatDecimal(BigInt(s.priceBandBps) * 10n ** 16n),
+    maxLeverage: s.marginTiers[0]?.maxLeverage ?? 1,
+    status: m.status,
+  };
+}
+
+/** Book levels [price, size] best first, from the book's flat depth array. */
+export function bookSides(m: LinearMarket, depth: number) {
+  const out: number[] = [];
+  const side = (s: 0 | 1) => {
+    const n = m.book.depth(s, depth, out);
+    const levels: [string, string][] = [];
+    for (let i = 0; i < n; i++) levels.push([dec(m.units.price(out[2 * i]!)), dec(m.units.size(out[2 * i + 1]!))]);
+    return levels;
+  };
+  return { bids: side(BUY), asks: side(SELL) };
+}
+
+export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
+  const list = async () => {
+    const now = Date.now();
+    return [...ctx.exchange.linear.markets.values()]
+      .filter((m) => m.status === 'open' && (m.spec.expiry === null || m.spec.expiry > now))
+      .sort((a, b) => (a.spec.expiry ?? 0) - (b.spec.expiry ?? 0) || (a.spec.id < b.spec.id ? -1 : 1))
+      .map((m) => linearMarketView(ctx, m, now));
+  };
+  const listSchema = {
+    config: { access: 'public' as const },
+    schema: {
+      tags: ['market-data'],
+      summary: 'Perpetual, dated-future and spot markets (expired futures leave the list at once)',
+      response: responses({ 200: Type.Array(MarketView) }, [429]),
+    },
+  };
+  app.get('/perps/markets', listSchema, list);
+  app.get('/markets/linear', listSchema, list);
+
+  app.get('/perps/orderbook/:marketId', {
+    config: { access: 'public' },
+    schema: {
+      tags: ['market-data'],
+      summary: 'Order book snapshot: levels [price, size], best first',
+      description: `depth limits the levels per side (default: the full book, at most ${MAX_BOOK_LEVELS} levels).`,
+      params: Type.Object({ marketId: Type.String({ maxLength: 40 }) }),
+      querystring: Type.Object({ depth: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BOOK_LEVELS })) }, { additionalProperties: false }),
+      response: responses({ 200: BookSnapshot }, [400, 404, 429]),
+    },
+  }, async (req) => {
+    const market = ctx.exchange.linear.markets.get(req.params.marketId);
+    if (market === undefined || market.status !== 'open') throw apiError('NOT_FOUND', `market ${req.params.marketId} not found`);
+    return bookSides(market, req.query.depth ?? MAX_BOOK_LEVELS);
+  });
+
+  app.get('/perps/fees', {
+    config: { access: 'public' },
+    schema: {
+      tags: ['market-data'],
+      summary: 'Perp fee tiers by rolling 30-day traded notional (negative makerBps is a rebate)',
+      response: responses({
+        200: Type.Array(Type.Object({ min30dVolumeUsd: Type.String(), makerBps: Type.String(), takerBps: Type.String() })),
+      }, [429]),
+    },
+  }, async () =>
+    ctx.exchange.perpFees.tiers.map((t) => ({
+      min30dVolumeUsd: dec(t.min30dVolumeUsd),
+      makerBps: dec(t.makerBps),
+      takerBps: dec(t.takerBps),
+    })),
+  );
+}

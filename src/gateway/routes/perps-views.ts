@@ -1,0 +1,15 @@
+/**
+ * Helpers that turn the linear engine's live state into wire views for the perps routes.
+ */
+import { positionViews } from '../../core/linear/views.ts';
+import type { MarginMode } from '../../core/records.ts';
+import type { GatewayContext } from '../context.ts';
+import { positionView } from '../schemas/orders.ts';
+
+/** The caller's position in a market and mode, valued now, or null when flat. */
+export function positionViewOf(ctx: GatewayContext, address: string, marketId: string, mode: MarginMode) {
+  const account = ctx.exchange.accounts.find(address);
+  if (account === undefined) return null;
+  const p = positionViews(ctx.exchange.linear, account.id, Date.now()).find((v) => v.marketId === marketId && v.marginMode === mode);
+  return p === undefined ? null : positionView(p);
+}

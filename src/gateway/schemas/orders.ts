@@ -1,0 +1,201 @@
+/**
+ * Wire shapes of orders, fills, positions and quotes (contract "Order", "Preview result", "Quote
+ * ladder entry"; decisions.md "Orders and positions"), shared by the perp and the options/spot
+ * routes, plus the functions that format core records into them.
+ */
+import { Type } from 'typebox';
+import type { FillRecord, OrderRecord, SideName } from '../../core/records.ts';
+import type { PositionView } from '../../core/linear/views.ts';
+import { dec, decOrNull, iso } from '../format.ts';
+import { Decimal } from '../validation.ts';
+import { IsoTime, NullableString } from './common.ts';
+
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+export const SideSchema = literals(['buy', 'sell'] as const);
+export const OrderTypeSchema = literals(['limit', 'market'] as const);
+export const TifSchema = literals(['gtc', 'ioc', 'fok'] as const);
+export const MarginModeSchema = literals(['isolated', 'cross'] as const);
+export const StpSchema = literals(['cancel_maker', 'cancel_taker', 'cancel_both'] as const);
+export const ClientOrderId = Type.String({
+  pattern: '^[A-Za-z0-9._:/-]{1,36}$',
+  description: 'idempotency tag, 1-36 of [A-Za-z0-9._:/-], unique per account among live orders and for 24 h after an order ends',
+});
+export const QuoteId = Type.String({ pattern: '^[A-Za-z0-9._:/-]{1,36}$' });
+
+export const PerpOrderBody = Type.Object(
+  {
+    marketId: Type.String({ maxLength: 40 }),
+    side: SideSchema,
+    quantity: Decimal(),
+    type: Type.Optional(OrderTypeSchema),
+    price: Type.Optional(Decimal('limit price; required for limit orders')),
+    timeInForce: Type.Optional(TifSchema),
+    postOnly: Type.Optional(Type.Boolean()),
+    reduceOnly: Type.Optional(Type.Boolean()),
+    marginMode: Type.Optional(MarginModeSchema),
+    clientOrderId: Type.Optional(ClientOrderId),
+    stopPrice: Type.Optional(Decimal('trigger: the order waits until the mark reaches this price')),
+    takeProfitPrice: Type.Optional(Decimal('attaches a reduce-only take-profit exit to the resulting position')),
+    stopLossPrice: Type.Optional(Decimal('attaches a reduce-only stop-loss exit to the resulting position')),
+    selfTradePrevention: Type.Optional(StpSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const FillView = Type.Object({
+  tradeId: Type.String(),
+  price: Type.String(),
+  quantity: Type.String(),
+  liquidity: literals(['maker', 'taker'] as const),
+  fee: Type.String({ description: 'negative for a rebate' }),
+  feeBps: Type.String(),
+  createdAt: IsoTime,
+});
+
+export const PositionViewSchema = Type.Object({
+  id: Type.String(),
+  marketId: Type.String(),
+  side: literals(['long', 'short'] as const),
+  size: Type.String(),
+  entryPrice: NullableString,
+  markPrice: NullableString,
+  unrealizedPnl: NullableString,
+  realizedPnl: Type.String(),
+  liquidationPrice: NullableString,
+  leverage: NullableString,
+  marginMode: MarginModeSchema,
+  margin: NullableString,
+  status: literals(['open', 'closed', 'liquidated'] as const),
+  updatedAt: IsoTime,
+});
+
+const orderFields = {
+  id: Type.String(),
+  clientOrderId: NullableString,
+  marketId: Type.String(),
+  side: SideSchema,
+  type: OrderTypeSchema,
+  price: NullableString,
+  quantity: Type.String(),
+  filledQuantity: Type.String(),
+  remainingQuantity: Type.String(),
+  avgFillPrice: NullableString,
+  status: literals(['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired'] as const),
+  timeInForce: TifSchema,
+  postOnly: Type.Boolean(),
+  reduceOnly: Type.Boolean(),
+  marginMode: MarginModeSchema,
+  stopPrice: NullableString,
+  takeProfitPrice: NullableString,
+  stopLossPrice: NullableString,
+  quoteId: NullableString,
+  rejectReason: NullableString,
+  createdAt: IsoTime,
+  updatedAt: IsoTime,
+};
+
+/** An order as lists return it. */
+export const OrderView = Type.Object(orderFields);
+
+/** An order as order actions return it: with this request's fills and the resulting position. */
+export const OrderResultView = Type.Object({
+  ...orderFields,
+  fills: Type.Array(FillView),
+  position: Type.Union([PositionViewSchema, Type.Null()]),
+});
+
+export const PreviewView = Type.Object({
+  notional: Type.String({ description: 'quote currency' }),
+  marginRequired: Type.String({ description: 'collateral the order would lock' }),
+  estFee: Type.String(),
+  feeBps: Type.String(),
+  feeRole: literals(['maker', 'taker'] as const),
+  user30dVolume: Type.String(),
+  approved: Type.Boolean(),
+  reason: Type.Optional(Type.String({ description: 'error code of the first check that fails, when not approved' })),
+  message: Type.Optional(Type.String()),
+});
+
+export const QuoteLevel = Type.Object(
+  {
+    side: SideSchema,
+    price: Decimal(),
+    quantity: Decimal(),
+    clientOrderId: Type.Optional(ClientOrderId),
+    timeInForce: Type.Optional(TifSchema),
+    postOnly: Type.Optional(Type.Boolean()),
+    reduceOnly: Type.Optional(Type.Boolean()),
+    marginMode: Type.Optional(MarginModeSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const BulkQuoteResult = Type.Object({
+  quoteId: NullableString,
+  cancelled: Type.Array(Type.String()),
+  orders: Type.Array(OrderResultView),
+  rejected: Type.Array(Type.Object({ index: Type.Integer(), error: Type.String(), message: Type.String() })),
+});
+
+export function orderView(o: OrderRecord) {
+  return {
+    id: o.id,
+    clientOrderId: o.clientOrderId,
+    marketId: o.marketId,
+    side: o.side,
+    type: o.type,
+    price: decOrNull(o.price),
+    quantity: dec(o.quantity),
+    filledQuantity: dec(o.filledQuantity),
+    remainingQuantity: dec(o.remainingQuantity),
+    avgFillPrice: decOrNull(o.avgFillPrice),
+    status: o.status,
+    timeInForce: o.timeInForce,
+    postOnly: o.postOnly,
+    reduceOnly: o.reduceOnly,
+    marginMode: o.marginMode,
+    stopPrice: decOrNull(o.stopPrice),
+    takeProfitPrice: decOrNull(o.takeProfitPrice),
+    stopLossPrice: decOrNull(o.stopLossPrice),
+    quoteId: o.quoteId,
+    rejectReason: o.rejectReason,
+    createdAt: iso(o.createdAt),
+    updatedAt: iso(o.updatedAt),
+  };
+}
+
+/** A fill as the given account saw it. */
+export function fillView(f: FillRecord, accountId: number) {
+  const mine = f.taker.accountId === accountId ? f.taker : f.maker;
+  return {
+    tradeId: f.tradeId,
+    price: dec(f.price),
+    quantity: dec(f.quantity),
+    liquidity: mine.liquidity,
+    fee: dec(mine.fee),
+    feeBps: dec(mine.feeBps),
+    createdAt: iso(f.at),
+  };
+}
+
+export function positionView(p: PositionView) {
+  return {
+    id: p.id,
+    marketId: p.marketId,
+    side: p.side,
+    size: dec(p.size),
+    entryPrice: decOrNull(p.entryPrice),
+    markPrice: decOrNull(p.markPrice),
+    unrealizedPnl: decOrNull(p.unrealizedPnl),
+    realizedPnl: dec(p.realizedPnl),
+    liquidationPrice: decOrNull(p.liquidationPrice),
+    leverage: p.leverage === null ? null : dec((p.leverage / 10n ** 16n) * 10n ** 16n),
+    marginMode: p.marginMode,
+    margin: decOrNull(p.margin),
+    status: p.status,
+    updatedAt: iso(p.updatedAt),
+  };
+}
+
+export const sideName = (side: 0 | 1): SideName => (side === 0 ? 'buy' : 'sell');
