@@ -6,13 +6,18 @@
  *   an HTTP error with the usual envelope (400 VALIDATION_ERROR, 400 RANGE_TOO_LARGE beyond 90
  *   days, 404 NOT_FOUND for an unknown symbol); `s: 'error'` is part of the documented UDF union
  *   but this server reports errors through HTTP status instead.
+ *   UDF `countback` is accepted (newest N bars up to `to`); `from`/`to`/`countback` must be plain
+ *   digits (the generic query conversion would turn "1.5" or "1e3" into numbers).
  * - `GET /perps/market-stats`: mark, index, last trade, 24-hour change/high/low/volume, open
- *   interest and funding. A value without a fresh input is null (a stale index gives no mark).
+ *   interest and funding. A value without a fresh input is null (a stale index gives no mark, so
+ *   `openInterestUsd` is null while there is open interest but no mark; "0" without open
+ *   interest). `openInterest` (base units) is additive.
  *
  * Assumptions: candle and stats history comes from the MarketHistory projection (minute rows,
  * so the 24-hour window is exact to the minute); funding is read through an optional provider
  * (null fields without one). Tested over HTTP by test/api/market-data.test.ts.
  */
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import {
   RESOLUTION_SECONDS,
@@ -50,12 +55,12 @@ const OhlcQuery = Type.Object(
         description: 'bar size in minutes, or D for a UTC day; default 15',
       }),
     ),
-    from: UnixSeconds('Unix seconds, first bar start included; default `to` minus 300 bars (at most 90 days)'),
+    from: UnixSeconds('Unix seconds, first bar start included; default `to` - 300 bars (at most 90 days)'),
     to: UnixSeconds('Unix seconds, last bar start included; default now'),
     countback: Type.Optional(Type.Integer({
       minimum: 1,
       maximum: 10_000,
-      description: 'UDF: return at most this many newest bars ending at `to`, reaching back up to 90 days before `to` regardless of `from`',
+      description: 'UDF: at most this many newest bars up to `to`, up to 90 days back whatever `from` is',
     })),
   },
   { additionalProperties: false },
@@ -77,7 +82,7 @@ const CandlesOk = Type.Object(
 const CandlesNoData = Type.Object(
   {
     s: Type.Literal('no_data'),
-    nextTime: Type.Optional(Type.Integer({ description: 'start (Unix seconds) of the newest bar before `from`' })),
+    nextTime: Type.Optional(Type.Integer({ description: 'start (Unix s) of the newest bar before `from`' })),
   },
   { description: 'No trades in the range' },
 );
@@ -86,38 +91,52 @@ const CandlesError = Type.Object(
   { description: 'UDF error form; this server answers errors with an HTTP status and { error, message }' },
 );
 
-const NullableDecimal = Type.Union([Type.String(), Type.Null()]);
+/**
+ * Query conversion turns "1.5", "1e3", "0x10" or "" into integers; whole-number parameters here
+ * must be plain digits, checked on the raw text before schema validation.
+ */
+const WHOLE_NUMBER_PARAMS = ['from', 'to', 'countback'] as const;
+async function plainDigits(req: FastifyRequest): Promise<void> {
+  const query = req.query as Record<string, unknown>;
+  for (const name of WHOLE_NUMBER_PARAMS) {
+    const value = query[name];
+    if (value !== undefined && (typeof value !== 'string' || !/^[0-9]{1,15}$/.test(value))) {
+      throw apiError('VALIDATION_ERROR', `query.${name} must be a whole number written in plain digits`);
+    }
+  }
+}
+
+const Nullable = (description?: string) => Type.Union([Type.String(), Type.Null()], { description });
 const MarketStats = Type.Object({
   marketId: Type.String(),
   baseSymbol: Type.String(),
   quoteSymbol: Type.String(),
-  markPrice: Type.Union([Type.String(), Type.Null()], { description: 'null while the index is stale' }),
-  indexPrice: Type.Union([Type.String(), Type.Null()], { description: 'null while the index is stale' }),
-  lastPrice: Type.Union([Type.String(), Type.Null()], { description: 'last trade price; null before the first trade' }),
-  change24hPct: Type.Union([Type.String(), Type.Null()], {
-    description: '(last - open) / open x 100 over 24 h, 2 decimals half up; null without trades in 24 h',
-  }),
-  high24h: NullableDecimal,
-  low24h: NullableDecimal,
+  markPrice: Nullable('null while the index is stale'),
+  indexPrice: Nullable('null while the index is stale'),
+  lastPrice: Nullable('last trade price; null before the first trade'),
+  change24hPct: Nullable('(last - open) / open x 100 over 24 h, 2 decimals half up; null without trades'),
+  high24h: Nullable('highest trade price in 24 h'),
+  low24h: Nullable('lowest trade price in 24 h'),
   volume24hUsd: Type.String({ description: 'quote (USDC) notional traded in 24 h; "0" without trades' }),
   openInterest: Type.String({ description: 'open interest in base units (additive)' }),
-  openInterestUsd: Type.Union([Type.String(), Type.Null()], {
-    description: 'open interest x mark; "0" without open interest, null with open interest but no fresh mark',
-  }),
-  funding1hPct: Type.Union([Type.String(), Type.Null()], { description: 'current 1-hour funding rate, percent' }),
-  fundingRate8hPct: Type.Union([Type.String(), Type.Null()], { description: 'the same rate over 8 hours, percent' }),
+  openInterestUsd: Nullable('open interest x mark; "0" without open interest, null without a fresh mark'),
+  funding1hPct: Nullable('current 1-hour funding rate, percent'),
+  fundingRate8hPct: Nullable('the same rate over 8 hours, percent'),
   nextFundingAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
-const OHLC_DESCRIPTION = `TradingView UDF history. Bars are aggregated from one-minute candles; a bar's time is its
-start (floor(t / size) x size, so 240-minute bars start at 00, 04, ... 20 UTC and D bars at UTC midnight) and
-bars whose start lies in [from, to] are returned. \`to\` defaults to now, \`from\` to \`to\` minus 300 bars (at
-most 90 days). \`from\` > \`to\` is 400 VALIDATION_ERROR; a range over 90 days is 400 RANGE_TOO_LARGE; an
-unknown symbol is 404 NOT_FOUND. Without bars the answer is \`{ s: "no_data", nextTime? }\`.`;
+const OHLC_DESCRIPTION = `TradingView UDF history. Bars are aggregated from one-minute candles; a
+bar's time is its start (floor(t / size) x size, so 240-minute bars start at 00, 04, ... 20 UTC and D
+bars at UTC midnight) and the bars whose start lies in [from, to] are returned; buckets without trades
+are omitted. \`to\` defaults to now, \`from\` to \`to\` minus 300 bars (at most 90 days). \`from\` >
+\`to\` is 400 VALIDATION_ERROR; a range over 90 days is 400 RANGE_TOO_LARGE; an unknown symbol is 404
+NOT_FOUND (errors use the HTTP status and the error envelope, not \`s: "error"\`). Without bars the
+answer is \`{ s: "no_data", nextTime? }\`.`;
 
-const STATS_DESCRIPTION = `24-hour figures come from one-minute candles that started within the last 24 h.
-Values without a fresh input are null: markPrice and indexPrice while the index is stale, lastPrice before the
-first trade, change24hPct/high24h/low24h without trades in 24 h, funding fields where funding does not apply.`;
+const STATS_DESCRIPTION = `24-hour figures come from the one-minute candles that started within the
+last 24 h. Values without a fresh input are null: markPrice and indexPrice while the index is stale,
+lastPrice before the first trade, change24hPct/high24h/low24h without trades in 24 h, openInterestUsd
+with open interest but no mark, and the funding fields where funding does not apply.`;
 
 export function marketDataRoutes(
   app: TypedApp,
@@ -140,8 +159,11 @@ export function marketDataRoutes(
       summary: 'Candles (TradingView UDF history format)',
       description: OHLC_DESCRIPTION,
       querystring: OhlcQuery,
-      response: responses({ 200: Type.Union([CandlesOk, CandlesNoData, CandlesError]) }, [400, 404, 429]),
+      response: responses({
+        200: Type.Union([CandlesOk, CandlesNoData, CandlesError], { description: 'UDF history' }),
+      }, [400, 404, 429]),
     },
+    preValidation: plainDigits,
   }, async (req) => {
     const market = find(req.query.symbol);
     const resolution: Resolution = req.query.resolution ?? '15';
@@ -156,11 +178,11 @@ export function marketDataRoutes(
     return {
       s: 'ok' as const,
       t: bars.map((b) => b.t),
-      o: bars.map((b) => dec(b.o)),
-      h: bars.map((b) => dec(b.h)),
-      l: bars.map((b) => dec(b.l)),
-      c: bars.map((b) => dec(b.c)),
-      v: bars.map((b) => dec(b.v)),
+      o: bars.map((b) => b.o),
+      h: bars.map((b) => b.h),
+      l: bars.map((b) => b.l),
+      c: bars.map((b) => b.c),
+      v: bars.map((b) => b.v),
     };
   });
 
@@ -170,7 +192,10 @@ export function marketDataRoutes(
       tags: ['market-data'],
       summary: 'Market stats: mark, index, last, 24-hour change, volume, open interest, funding',
       description: STATS_DESCRIPTION,
-      querystring: Type.Object({ marketId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+      querystring: Type.Object(
+        { marketId: Type.String({ minLength: 1, maxLength: 64 }) },
+        { additionalProperties: false },
+      ),
       response: responses({ 200: MarketStats }, [400, 404, 429]),
     },
   }, async (req) => marketStats(ctx, history, find(req.query.marketId), Date.now(), funding));
@@ -221,7 +246,9 @@ function marketStats(
     markPrice: decOrNull(mark),
     indexPrice: decOrNull(index),
     lastPrice: decOrNull(market.lastTrade?.price),
-    change24hPct: day.open === null || day.last === null || day.open === 0n ? null : changePct(day.open, day.last),
+    change24hPct: day.open === null || day.last === null || day.open === 0n
+      ? null
+      : changePct(day.open, day.last),
     high24h: decOrNull(day.high),
     low24h: decOrNull(day.low),
     volume24hUsd: dec(day.volumeQuote),
