@@ -54,8 +54,14 @@ export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema
   const check = Compile(schema);
   const decimals = decimalPaths(schema);
   const where = httpPart === 'body' ? 'body' : httpPart === 'querystring' ? 'query' : String(httpPart);
+  const strictText = httpPart === 'body' ? null : textRules(schema);
   return (value: unknown) => {
-    // Query strings and path params arrive as text: converting "10" to 10 there is expected.
+    // Query strings and path params arrive as text: converting "10" to 10 there is expected, but
+    // only from plain integer or boolean text ("1.5", "1e3", "0x10" and "" are refused).
+    if (strictText !== null) {
+      const bad = strictText(value);
+      if (bad !== null) return { error: new ApiError('VALIDATION_ERROR', `${where}.${bad}`) };
+    }
     const converted = httpPart === 'body' ? value : Value.Convert(schema, value);
     if (check.Check(converted)) return { value: converted };
     const errors = [...check.Errors(converted)] as unknown as TypeBoxError[];
@@ -99,4 +105,28 @@ function pickMostSpecific(errors: TypeBoxError[]): TypeBoxError | undefined {
     errors.find((e) => e.keyword !== 'boolean') ??
     errors[0]
   );
+}
+
+/**
+ * For a flat querystring/params object schema: a checker that refuses text which Value.Convert
+ * would otherwise coerce loosely into an integer, number or boolean.
+ */
+function textRules(schema: unknown): ((value: unknown) => string | null) | null {
+  const props = (schema as { properties?: Record<string, { type?: unknown; anyOf?: unknown }> }).properties;
+  if (props === undefined) return null;
+  const kinds = new Map<string, 'integer' | 'number' | 'boolean'>();
+  for (const [name, p] of Object.entries(props)) {
+    if (p.type === 'integer' || p.type === 'number' || p.type === 'boolean') kinds.set(name, p.type);
+  }
+  if (kinds.size === 0) return null;
+  return (value) => {
+    if (value === null || typeof value !== 'object') return null;
+    for (const [name, kind] of kinds) {
+      const v = (value as Record<string, unknown>)[name];
+      if (typeof v !== 'string') continue;
+      const ok = kind === 'boolean' ? v === 'true' || v === 'false' : /^-?(0|[1-9][0-9]{0,15})$/.test(v) || (kind === 'number' && /^-?(0|[1-9][0-9]{0,15})\.[0-9]{1,15}$/.test(v));
+      if (!ok) return `${name} must be ${kind === 'boolean' ? 'true or false' : `a plain ${kind}`}`;
+    }
+    return null;
+  };
 }
