@@ -13,13 +13,14 @@ import { fx } from '../money.ts';
 import {
   Ledger,
   ledgerKey,
+  type Bucket,
   systemAccount,
   userAccount,
   type LedgerEntry,
 } from './ledger.ts';
 
 const USDC = 'USDC';
-const alice = (bucket: 'wallet' | 'perps' | 'options' | 'spot', asset = USDC) => userAccount(1, bucket, asset);
+const alice = (bucket: Bucket, asset = USDC) => userAccount(1, bucket, asset);
 const chain = systemAccount('chain', USDC);
 
 function fresh(): { ledger: Ledger; entries: LedgerEntry[] } {
@@ -38,7 +39,11 @@ describe('ledger: balanced transactions only', () => {
     const before = dump(ledger);
     const entriesBefore = entries.length;
     assert.throws(
-      () => ledger.post('transfer', [{ account: alice('wallet'), delta: fx('-5') }, { account: alice('perps'), delta: fx('4') }], 2),
+      () =>
+        ledger.post('transfer', [
+          { account: alice('wallet'), delta: fx('-5') },
+          { account: alice('perps'), delta: fx('4') },
+        ], 2),
       (err: unknown) => err instanceof InvariantError && /unbalanced in USDC/.test(err.message),
     );
     assert.deepEqual(dump(ledger), before);
@@ -75,7 +80,8 @@ describe('ledger: balanced transactions only', () => {
   test('move refuses a negative amount and a cross-asset move', () => {
     const { ledger } = fresh();
     assert.throws(() => ledger.move('transfer', alice('wallet'), alice('perps'), -1n, 1), InvariantError);
-    assert.throws(() => ledger.move('transfer', alice('spot', 'BTC'), alice('spot', USDC), 1n, 1), InvariantError);
+    const btc = alice('spot', 'BTC');
+    assert.throws(() => ledger.move('transfer', btc, alice('spot', USDC), 1n, 1), InvariantError);
     assert.deepEqual(dump(ledger), []);
   });
 });
@@ -108,15 +114,19 @@ describe('ledger: zero lines', () => {
 describe('ledger: balances and entries', () => {
   test('balances, entry ids, tx ids, balanceAfter, ref, txHash and time are exact', () => {
     const { ledger, entries } = fresh();
-    const t1 = ledger.move('deposit', chain, alice('wallet'), fx('100.5'), 1000, { ref: 'dep_1', txHash: '0xabc' });
-    const t2 = ledger.move('transfer', alice('wallet'), alice('perps'), fx('0.5'), 2000, { ref: 'wallet->perps' });
+    const meta1 = { ref: 'dep_1', txHash: '0xabc' };
+    const t1 = ledger.move('deposit', chain, alice('wallet'), fx('100.5'), 1000, meta1);
+    const meta2 = { ref: 'wallet->perps' };
+    const t2 = ledger.move('transfer', alice('wallet'), alice('perps'), fx('0.5'), 2000, meta2);
     assert.deepEqual([t1, t2], [1, 2]);
     assert.equal(ledger.balance(alice('wallet')), fx('100'));
     assert.equal(ledger.userBalance(1, 'perps', USDC), fx('0.5'));
     assert.equal(ledger.balance(chain), fx('-100.5'));
     assert.equal(ledger.userBalance(1, 'options', USDC), 0n);
     assert.deepEqual(
-      entries.map((e) => [e.entryId, e.txId, e.type, ledgerKey(e.account), e.amount, e.balanceAfter, e.ref, e.txHash, e.at]),
+      entries.map((e) => [
+        e.entryId, e.txId, e.type, ledgerKey(e.account), e.amount, e.balanceAfter, e.ref, e.txHash, e.at,
+      ]),
       [
         [1, 1, 'deposit', 's:chain:USDC', fx('-100.5'), fx('-100.5'), 'dep_1', '0xabc', 1000],
         [2, 1, 'deposit', 'u:1:wallet:USDC', fx('100.5'), fx('100.5'), 'dep_1', '0xabc', 1000],

@@ -67,20 +67,29 @@ export interface PostMeta {
   readonly txHash?: string | null;
 }
 
-export const userAccount = (accountId: number, bucket: Bucket, asset: string): LedgerAccount => ({
-  kind: 'user',
-  accountId,
-  bucket,
-  asset,
-});
+// Ledger account values are interned: the same (owner, bucket, asset) is always the same frozen
+// object, with its key computed once, so hot paths (fees on every fill) allocate nothing for them.
+const interned = new Map<string, LedgerAccount>();
+const KEY = Symbol('ledgerKey');
 
-export const systemAccount = (name: SystemAccountName, asset: string): LedgerAccount => ({
-  kind: 'system',
-  name,
-  asset,
-});
+function intern(key: string, make: () => LedgerAccount): LedgerAccount {
+  let account = interned.get(key);
+  if (account === undefined) {
+    account = Object.freeze(Object.assign(make(), { [KEY]: key }));
+    interned.set(key, account);
+  }
+  return account;
+}
+
+export const userAccount = (accountId: number, bucket: Bucket, asset: string): LedgerAccount =>
+  intern(`u:${accountId}:${bucket}:${asset}`, () => ({ kind: 'user', accountId, bucket, asset }));
+
+export const systemAccount = (name: SystemAccountName, asset: string): LedgerAccount =>
+  intern(`s:${name}:${asset}`, () => ({ kind: 'system', name, asset }));
 
 export function ledgerKey(account: LedgerAccount): string {
+  const cached = (account as { [KEY]?: string })[KEY];
+  if (cached !== undefined) return cached;
   return account.kind === 'user'
     ? `u:${account.accountId}:${account.bucket}:${account.asset}`
     : `s:${account.name}:${account.asset}`;
@@ -121,9 +130,7 @@ export class Ledger {
    * when every line was zero (nothing to record).
    */
   post(type: LedgerEntryType, lines: readonly LedgerLine[], at: number, meta: PostMeta = {}): number {
-    const sums = new Map<string, Fixed>();
-    for (const line of lines) sums.set(line.account.asset, (sums.get(line.account.asset) ?? 0n) + line.delta);
-    for (const [asset, sum] of sums) assert(sum === 0n, `ledger tx ${type} unbalanced in ${asset} by ${sum}`);
+    assertBalanced(type, lines);
     if (lines.every((l) => l.delta === 0n)) return 0;
     const txId = this.nextTxId++;
     for (const line of lines) {
@@ -147,7 +154,7 @@ export class Ledger {
     return txId;
   }
 
-  /** A two-line transaction moving `amount` (> 0) from one account to another. */
+  /** A two-line transaction moving `amount` (>= 0) from one account to another. */
   move(type: LedgerEntryType, from: LedgerAccount, to: LedgerAccount, amount: Fixed, at: number, meta?: PostMeta): number {
     assert(amount >= 0n, `ledger move of a negative amount ${amount}`);
     assert(from.asset === to.asset, 'ledger move across assets');
@@ -192,4 +199,20 @@ export class Ledger {
   exportState(): LedgerState {
     return { balances: new Map(this.balances), nextTxId: this.nextTxId, nextEntryId: this.nextEntryId };
   }
+}
+
+/** Each asset's lines sum to zero (no allocation in the common one-asset case). */
+function assertBalanced(type: LedgerEntryType, lines: readonly LedgerLine[]): void {
+  const first = lines[0]?.account.asset;
+  let sum = 0n;
+  let mixed = false;
+  for (const line of lines) {
+    if (line.account.asset === first) sum += line.delta;
+    else mixed = true;
+  }
+  assert(sum === 0n, `ledger tx ${type} unbalanced in ${first} by ${sum}`);
+  if (!mixed) return;
+  const sums = new Map<string, Fixed>();
+  for (const line of lines) sums.set(line.account.asset, (sums.get(line.account.asset) ?? 0n) + line.delta);
+  for (const [asset, total] of sums) assert(total === 0n, `ledger tx ${type} unbalanced in ${asset} by ${total}`);
 }

@@ -23,6 +23,22 @@ const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 const ALICE = addr(0xa11ce);
 const BOB = addr(0xb0b);
 
+const observe = (txHash: string, account: string, amount: string, confirmations: number): Command => ({
+  type: 'chain.deposit_observed',
+  txHash,
+  account,
+  amount: fx(amount),
+  confirmations,
+});
+const transferCmd = (from: Bucket, to: Bucket, amount: Fixed, account = ALICE): Command => ({
+  type: 'wallet.transfer',
+  account,
+  from,
+  to,
+  amount,
+});
+const moveCmd = (id: string, move: WithdrawalMove): Command => ({ type: 'withdrawal.move', id, move });
+
 class Driver {
   readonly ex = new Exchange(coreConfig({ depositConfirmations: CONFIRMATIONS }));
   time = 1_000;
@@ -44,7 +60,7 @@ class Driver {
   /** Credits `amount` to the wallet bucket through a deposit seen at full depth. */
   fund(address: string, amount: string): string {
     const txHash = this.txHash();
-    this.ok({ type: 'chain.deposit_observed', txHash, account: address, amount: fx(amount), confirmations: CONFIRMATIONS });
+    this.ok(observe(txHash, address, amount, CONFIRMATIONS));
     return txHash;
   }
 
@@ -68,13 +84,16 @@ class Driver {
   }
 
   private checkInvariants(): void {
-    for (const [asset, total] of this.ex.ledger.totalsByAsset()) assert.equal(total, 0n, `ledger total of ${asset}`);
+    for (const [asset, total] of this.ex.ledger.totalsByAsset()) {
+      assert.equal(total, 0n, `ledger total of ${asset}`);
+    }
     assert.deepEqual(this.ex.ledger.negativeUserAccounts(), []);
   }
 }
 
 type LedgerEvent = Extract<ExchangeEvent, { type: 'ledger' }>;
-const ledgerEvents = (events: readonly ExchangeEvent[]) => events.filter((e): e is LedgerEvent => e.type === 'ledger');
+const ledgerEvents = (events: readonly ExchangeEvent[]) =>
+  events.filter((e): e is LedgerEvent => e.type === 'ledger');
 const ledgerTypes = (events: readonly ExchangeEvent[]) => ledgerEvents(events).map((e) => e.entry.type);
 
 describe('deposits', () => {
@@ -92,7 +111,7 @@ describe('deposits', () => {
       const txHash = d.txHash();
       let maxSeen = 0;
       c.observations.forEach((confirmations, i) => {
-        const { result, events } = d.ok({ type: 'chain.deposit_observed', txHash, account: ALICE, amount: fx('25'), confirmations });
+        const { result, events } = d.ok(observe(txHash, ALICE, '25', confirmations));
         maxSeen = Math.max(maxSeen, confirmations);
         const credited = c.creditAt !== null && i >= c.creditAt;
         assert.equal(result.id, 'dep_1', 'one settlement per transaction');
@@ -119,7 +138,7 @@ describe('deposits', () => {
     const d = new Driver();
     const txHash = d.txHash();
     d.ok({ type: 'chain.deposit_observed', txHash, account: ALICE, amount: fx('5'), confirmations: 1 });
-    const { result } = d.ok({ type: 'chain.deposit_observed', txHash, account: BOB, amount: fx('500'), confirmations: 3 });
+    const { result } = d.ok(observe(txHash, BOB, '500', 3));
     assert.equal(result.walletAddress, ALICE);
     assert.equal(d.bucket(ALICE, 'wallet'), fx('5'));
     assert.equal(d.bucket(BOB, 'wallet'), 0n);
@@ -139,7 +158,7 @@ describe('deposits', () => {
       assert.deepEqual(events.map((e) => e.type), ['settlement']);
       // the adapter keeps reporting it (stale view, or the same hash mined again): still never credited
       for (const confirmations of [3, 5, 1]) {
-        const again = d.ok({ type: 'chain.deposit_observed', txHash, account: ALICE, amount: fx('9'), confirmations });
+        const again = d.ok(observe(txHash, ALICE, '9', confirmations));
         assert.equal(again.result.status, 'failed');
         assert.deepEqual(again.events, []);
       }
@@ -164,7 +183,7 @@ describe('deposits', () => {
     assert.equal(alarm.kind, 'deposit_reorged_after_credit');
     assert.match(alarm.message, /dep_1/);
     assert.equal(d.dump(), before);
-    const again = d.ok({ type: 'chain.deposit_observed', txHash, account: ALICE, amount: fx('40'), confirmations: 5 });
+    const again = d.ok(observe(txHash, ALICE, '40', 5));
     assert.deepEqual(again.events, []);
     assert.equal(d.bucket(ALICE, 'wallet'), fx('40'));
     assert.equal(d.ex.walletBalances(ALICE).onchainDepositTotal, fx('40'));
@@ -172,7 +191,8 @@ describe('deposits', () => {
 
   test('a reorg of an unknown transaction is a no-op', () => {
     const d = new Driver();
-    const { result, events } = d.ok<SettlementRecord | null>({ type: 'chain.deposit_reorged', txHash: d.txHash() });
+    const reorg: Command = { type: 'chain.deposit_reorged', txHash: d.txHash() };
+    const { result, events } = d.ok<SettlementRecord | null>(reorg);
     assert.equal(result, null);
     assert.deepEqual(events, []);
   });
@@ -206,13 +226,13 @@ describe('transfers', () => {
     },
     {
       name: 'overdraft by one unit',
-      cmd: () => ({ type: 'wallet.transfer', account: ALICE, from: 'wallet', to: 'spot', amount: fx('10') + 1n }),
+      cmd: () => transferCmd('wallet', 'spot', fx('10') + 1n),
       code: 'INSUFFICIENT_BALANCE',
       message: /insufficient wallet balance: requested 10\.000000000000000001, available 10/,
     },
     {
       name: 'from an empty bucket',
-      cmd: () => ({ type: 'wallet.transfer', account: ALICE, from: 'options', to: 'wallet', amount: fx('0.000001') }),
+      cmd: () => transferCmd('options', 'wallet', fx('0.000001')),
       code: 'INSUFFICIENT_BALANCE',
       message: /options/,
     },
@@ -276,23 +296,35 @@ describe('transfers', () => {
   test('holds kept by a bucket\'s engine limit what may leave it', () => {
     const d = new Driver();
     const locked = fx('4');
-    d.ex.registerHolds('perps', {
-      locked: () => locked,
-      transferable: (accountId, asset) => d.ex.ledger.userBalance(accountId, 'perps', asset) - locked,
+    // a bucket whose engine has not registered holds yet (perps belongs to the linear engine)
+    const bucket = (['spot', 'options'] as const).find((b) => {
+      try {
+        d.ex.registerHolds(b, {
+          locked: () => locked,
+          transferable: (accountId, asset) => d.ex.ledger.userBalance(accountId, b, asset) - locked,
+        });
+        return true;
+      } catch {
+        return false;
+      }
     });
+    assert.ok(bucket !== undefined, 'every bucket already has holds: test a bucket engine directly instead');
     d.fund(ALICE, '10');
-    d.ok({ type: 'wallet.transfer', account: ALICE, from: 'wallet', to: 'perps', amount: fx('10') });
-    const refused = d.run({ type: 'wallet.transfer', account: ALICE, from: 'perps', to: 'wallet', amount: fx('6.01') });
+    d.ok({ type: 'wallet.transfer', account: ALICE, from: 'wallet', to: bucket, amount: fx('10') });
+    const refused = d.run(transferCmd(bucket, 'wallet', fx('6.01')));
     assert.equal(refused.ok, false);
-    if (!refused.ok) assert.match(refused.message, /available 6$/);
-    d.ok({ type: 'wallet.transfer', account: ALICE, from: 'perps', to: 'wallet', amount: fx('6') });
-    const perps = d.ex.assetBalances(ALICE).find((a) => a.bucket === 'perps' && a.asset === 'USDC');
-    assert.deepEqual(perps, { asset: 'USDC', bucket: 'perps', total: fx('4'), locked: fx('4'), available: 0n });
+    const message = new RegExp(`insufficient ${bucket} balance: .*available 6$`);
+    if (!refused.ok) assert.match(refused.message, message);
+    d.ok({ type: 'wallet.transfer', account: ALICE, from: bucket, to: 'wallet', amount: fx('6') });
+    const row = d.ex.assetBalances(ALICE).find((a) => a.bucket === bucket && a.asset === 'USDC');
+    assert.deepEqual(row, { asset: 'USDC', bucket, total: fx('4'), locked: fx('4'), available: 0n });
   });
 });
 
 describe('withdrawals', () => {
-  const STATUSES: SettlementStatus[] = ['pending', 'processing', 'sent', 'insufficient_liquidity', 'confirmed', 'failed'];
+  const STATUSES: SettlementStatus[] = [
+    'pending', 'processing', 'sent', 'insufficient_liquidity', 'confirmed', 'failed',
+  ];
   const MOVES: Record<WithdrawalMove['to'], WithdrawalMove> = {
     processing: { to: 'processing' },
     sent: { to: 'sent', txHash: '0xfeed' },
@@ -404,13 +436,13 @@ describe('withdrawals', () => {
     const { result } = d.ok({ type: 'wallet.withdraw', account: ALICE, amount: fx('60') });
     for (let attempt = 1; attempt < max; attempt++) {
       d.ok({ type: 'withdrawal.move', id: result.id, move: MOVES.processing });
-      const { result: r, events } = d.ok({ type: 'withdrawal.move', id: result.id, move: MOVES.insufficient_liquidity });
+      const { result: r, events } = d.ok(moveCmd(result.id, MOVES.insufficient_liquidity));
       assert.equal(r.status, 'insufficient_liquidity', `attempt ${attempt}`);
       assert.deepEqual(ledgerTypes(events), []);
       assert.equal(d.pending(ALICE), fx('60'));
     }
     d.ok({ type: 'withdrawal.move', id: result.id, move: MOVES.processing });
-    const { result: last, events } = d.ok({ type: 'withdrawal.move', id: result.id, move: MOVES.insufficient_liquidity });
+    const { result: last, events } = d.ok(moveCmd(result.id, MOVES.insufficient_liquidity));
     assert.equal(last.status, 'failed');
     assert.equal(last.failureReason, 'insufficient_liquidity');
     assert.deepEqual(ledgerTypes(events), ['withdrawal_refund', 'withdrawal_refund']);
@@ -433,7 +465,12 @@ describe('withdrawals', () => {
     d.fund(ALICE, '1000');
     d.fund(BOB, '1000');
     const amounts = ['0.000001', '1.5', '2.25', '10', '100', '0.3'];
-    const ids = amounts.map((a) => d.ok({ type: 'wallet.withdraw', account: ALICE, amount: fx(a) }).result.id);
+    const withdraw = (amount: string): Command => ({
+      type: 'wallet.withdraw',
+      account: ALICE,
+      amount: fx(amount),
+    });
+    const ids = amounts.map((a) => d.ok(withdraw(a)).result.id);
     const bobId = d.ok({ type: 'wallet.withdraw', account: BOB, amount: fx('7') }).result.id;
     const open = new Map(ids.map((id, i) => [id, fx(amounts[i] as string)]));
     const expectOpen = () => {
@@ -479,8 +516,8 @@ describe('withdrawals', () => {
 describe('time', () => {
   test('a command stamped earlier than the previous one is applied at the previous time', () => {
     const ex = new Exchange(coreConfig({ depositConfirmations: CONFIRMATIONS }));
-    const first = ex.execute({ type: 'chain.deposit_observed', txHash: '0x1', account: ALICE, amount: fx('1'), confirmations: 3 }, 5_000);
-    assert.equal(first.ok && first.result.createdAt, 5_000);
+    const first = ex.execute(observe('0x1', ALICE, '1', 3), 5_000);
+    assert.equal(first.ok && (first.result as SettlementRecord).createdAt, 5_000);
     const second = ex.execute({ type: 'wallet.withdraw', account: ALICE, amount: fx('1') }, 4_000);
     assert.equal(second.ok && second.result.createdAt, 5_000);
     assert.equal(ex.now(), 5_000);

@@ -99,7 +99,10 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
       description: 'onchainDepositTotal is the lifetime total of credited deposits; pendingDepositTotal (additive) is seen on chain but not yet confirmed; pendingWithdrawalTotal is requested and not yet confirmed or refunded.',
       response: responses({ 200: BalanceView }),
     },
-  }, async (req) => balances(ctx.exchange.walletBalances(callerAddress(req))));
+  }, async (req) => {
+    await ctx.sequencer.barrier(); // never show a balance that a crash could still take back
+    return balances(ctx.exchange.walletBalances(callerAddress(req)));
+  });
 
   app.get('/wallet/assets', {
     config: { access: 'session' },
@@ -110,15 +113,16 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
         200: Type.Array(Type.Object({ asset: Type.String(), bucket: Bucket, available: Amount, locked: Amount, total: Amount })),
       }),
     },
-  }, async (req) =>
-    ctx.exchange.assetBalances(callerAddress(req)).map((a) => ({
+  }, async (req) => {
+    await ctx.sequencer.barrier();
+    return ctx.exchange.assetBalances(callerAddress(req)).map((a) => ({
       asset: a.asset,
       bucket: a.bucket,
       available: dec(a.available),
       locked: dec(a.locked),
       total: dec(a.total),
-    })),
-  );
+    }));
+  });
 
   app.post('/wallet/transfer', {
     config: { access: 'session' },

@@ -123,13 +123,23 @@ export class WalletHistory implements Projector {
   settlements(q: SettlementQuery): SettlementRecord[] {
     const where = ['account_id = ?'];
     const args: (string | number)[] = [q.accountId];
-    if (q.kind !== undefined) (where.push('kind = ?'), args.push(q.kind));
-    if (q.status !== undefined) (where.push('status = ?'), args.push(q.status));
-    if (q.before !== undefined) {
-      where.push('(created_at < ? OR (created_at = ? AND id < ?))');
-      args.push(q.before.createdAt, q.before.createdAt, q.before.id);
+    if (q.kind !== undefined) {
+      where.push('kind = ?');
+      args.push(q.kind);
     }
-    const sql = `SELECT * FROM settlements WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`;
+    if (q.status !== undefined) {
+      where.push('status = ?');
+      args.push(q.status);
+    }
+    // Newest first. Ids are `<kind>_<n>`: within one millisecond, (length, text) orders them by n
+    // (text alone would put wd_9 before wd_10); the cursor uses the same total order.
+    if (q.before !== undefined) {
+      where.push('(created_at < ? OR (created_at = ? AND (length(id) < ? OR (length(id) = ? AND id < ?))))');
+      const len = q.before.id.length;
+      args.push(q.before.createdAt, q.before.createdAt, len, len, q.before.id);
+    }
+    const order = 'ORDER BY created_at DESC, length(id) DESC, id DESC';
+    const sql = `SELECT * FROM settlements WHERE ${where.join(' AND ')} ${order} LIMIT ?`;
     const rows = this.db.prepare(sql).all(...args, q.limit) as SettlementRow[];
     return rows.map(toRecord);
   }
