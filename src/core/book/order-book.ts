@@ -33,6 +33,12 @@ const LEVEL_POOL_MAX = 4096;
 export class OrderBook {
   /** Why the most recent match() stopped. */
   lastStopReason: StopReason = 'filled';
+  /**
+   * Sum of price x lots (in tick-lot units) of what the last fillableLots() call would take: the
+   * exact cost of an immediate order, computed in the same walk. A safe integer for any order
+   * within the markets' size limits (lots x ticks stays far below 2^53).
+   */
+  lastFillableCost = 0;
   private readonly bids = new BookSide(BUY);
   private readonly asks = new BookSide(SELL);
   private readonly orders = new Map<number, BookOrder>();
@@ -167,16 +173,21 @@ export class OrderBook {
     const isBuy = side === BUY;
     const limitKey = isBuy ? limitTicks : 0 - limitTicks;
     let left = lots;
+    let cost = 0;
     for (let level = (isBuy ? this.asks : this.bids).best; level !== null && left > 0; level = level.next) {
       if (level.key > limitKey) break;
       for (let o = level.head; o !== null && left > 0; o = o.next) {
         if (o.owner === owner) {
           if (stp === 'cancel_maker') continue;
+          this.lastFillableCost = cost;
           return lots - left;
         }
-        left -= o.remainingLots < left ? o.remainingLots : left;
+        const take = o.remainingLots < left ? o.remainingLots : left;
+        left -= take;
+        cost += take * o.priceTicks;
       }
     }
+    this.lastFillableCost = cost;
     return lots - left;
   }
 

@@ -9,6 +9,7 @@
  * of it is a new attempt.
  */
 import { assert } from '../assert.ts';
+import type { LedgerAccount } from '../ledger/ledger.ts';
 import type { Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
 import type { LinearMarket } from './market.ts';
@@ -26,14 +27,20 @@ export class OrderTotals {
   buyNotional: Fixed = 0n;
   sellLots = 0;
   sellNotional: Fixed = 0n;
+  /** Cached margin of these orders (margin.ts ordersMargin), valid for `cachedVersion`. */
+  cachedIM: Fixed = 0n;
+  /** The market's mark version the cache was computed at; -1 when the totals changed since. */
+  cachedVersion = -1;
 
   isEmpty(): boolean {
     return this.buyLots === 0 && this.sellLots === 0;
   }
-}
 
-/** Key of a (market, margin mode) pair inside an account. */
-export const bookKey = (marketId: string, mode: MarginMode): string => `${marketId}|${mode}`;
+  /** The totals changed: the cached margin must be recomputed before it is used again. */
+  invalidate(): void {
+    this.cachedVersion = -1;
+  }
+}
 
 export class LinearAccount {
   readonly positions = new Map<string, Position>();
@@ -45,18 +52,23 @@ export class LinearAccount {
   private readonly clientIds = new Map<string, { orderId: number; releasedAt: number | null }>();
   private nextPositionSerial = 1;
 
-  constructor(readonly id: number) {}
+  constructor(
+    readonly id: number,
+    /** The account's perps bucket in the ledger (interned once; fills post to it). */
+    readonly perpsLedger: LedgerAccount,
+  ) {}
 
   position(market: LinearMarket, mode: MarginMode): Position | undefined {
-    return this.positions.get(bookKey(market.spec.id, mode));
+    return this.positions.get(market.modeKeys[mode]);
   }
 
   openPosition(market: LinearMarket, mode: MarginMode, now: number): Position {
-    const key = bookKey(market.spec.id, mode);
+    const key = market.modeKeys[mode];
     let p = this.positions.get(key);
     if (p === undefined) {
       p = new Position(`${this.id}-${market.spec.id}-${mode}-${this.nextPositionSerial++}`, this.id, market, mode, now);
       this.positions.set(key, p);
+      market.positions.add(p);
     }
     return p;
   }
@@ -64,7 +76,8 @@ export class LinearAccount {
   /** Drops a position record once it is flat and reported closed. */
   forgetPosition(p: Position): void {
     assert(p.size === 0, 'only a flat position can be forgotten');
-    this.positions.delete(bookKey(p.market.spec.id, p.marginMode));
+    this.positions.delete(p.market.modeKeys[p.marginMode]);
+    p.market.positions.delete(p);
   }
 
   /** Starts tracking a live order (resting or untriggered). */
@@ -100,7 +113,7 @@ export class LinearAccount {
   }
 
   totalsFor(market: LinearMarket, mode: MarginMode): OrderTotals {
-    const key = bookKey(market.spec.id, mode);
+    const key = market.modeKeys[mode];
     let t = this.totals.get(key);
     if (t === undefined) this.totals.set(key, (t = new OrderTotals(market, mode)));
     return t;

@@ -7,14 +7,14 @@
  * The same function serves the live order and `POST /perps/orders/preview`, so a preview always
  * agrees with what the live order then does (at the same state and time).
  */
-import { BUY, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, SELL } from '../book/order-book.ts';
+import { BUY, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, SELL, type SelfTradePrevention } from '../book/order-book.ts';
 import { reject, type Rejection } from '../errors.ts';
 import { formatDecimal, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
-import { accountRisk, ordersMargin } from './margin.ts';
+import { accountRisk, cachedOrdersMargin, ordersMargin } from './margin.ts';
 import type { LinearMarket } from './market.ts';
-import type { OrderRequest, Trigger } from './order.ts';
+import type { LinearOrder, OrderRequest, Trigger } from './order.ts';
 
 export interface LinearLimits {
   readonly maxOpenOrdersPerMarket: number;
@@ -50,10 +50,10 @@ export interface CheckContext {
   readonly triggered: boolean;
   feeRate(role: FeeRole): Fixed;
   fee(notional: Fixed, bps: Fixed): Fixed;
+  /** Another account (a maker), for the fill-or-kill check. */
+  accountOf(id: number): LinearAccount | undefined;
 }
 
-const scratch: number[] = [];
-const SWEEP_LEVELS = 256;
 
 export function checkOrder(market: LinearMarket, r: OrderRequest, c: CheckContext): OrderPlan | Rejection {
   const e = evaluateOrder(market, r, c);
@@ -109,10 +109,10 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, plann
   const limitTicks = r.type === 'market'
     ? (mark === null ? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT) : market.bandLimitTicks(r.side, mark))
     : priceTicks;
-  const sweep = trigger === null ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id) : null;
-  const restingNotional = r.type === 'limit' ? units.notional(priceTicks, lots) : 0n;
-  const takes = sweep !== null && sweep.lots > 0 && !r.postOnly;
-  const notional = r.type === 'market' || r.timeInForce !== 'gtc' ? (sweep?.notional ?? estimate(market, lots, mark)) : restingNotional;
+  const immediate = r.type === 'market' || r.timeInForce !== 'gtc';
+  const sweep = trigger === null && immediate ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id) : null;
+  const takes = !r.postOnly && (sweep !== null ? sweep.lots > 0 : trigger === null && market.book.wouldCross(r.side, priceTicks));
+  const notional = immediate ? (sweep?.notional ?? estimate(market, lots, mark)) : units.notional(priceTicks, lots);
   const feeRole: FeeRole = takes ? 'taker' : 'maker';
   const feeBps = c.feeRate(feeRole);
   const estFee = c.fee(notional, feeBps);
@@ -126,7 +126,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, plann
     }
   }
   if (trigger !== null) return null;
-  return checkLiquidity(market, r, lots, limitTicks, priceTicks, c.account.id);
+  return checkLiquidity(market, r, lots, limitTicks, priceTicks, c);
 }
 
 function checkShape(r: OrderRequest): Rejection | null {
@@ -179,17 +179,17 @@ function checkOpenOrderLimits(market: LinearMarket, r: OrderRequest, c: CheckCon
 function marginDelta(market: LinearMarket, r: OrderRequest, c: CheckContext, lots: number, notional: Fixed, mark: Fixed): Fixed {
   const totals = c.account.totalsFor(market, r.marginMode);
   const posLots = c.account.position(market, r.marginMode)?.size ?? 0;
-  const before = ordersMargin(market, posLots, totals, mark);
-  const probe = { ...totals, isEmpty: () => false };
-  if (r.side === BUY) {
-    probe.buyLots = totals.buyLots + lots;
-    probe.buyNotional = totals.buyNotional + notional;
-  } else {
-    probe.sellLots = totals.sellLots + lots;
-    probe.sellNotional = totals.sellNotional + notional;
-  }
+  const before = cachedOrdersMargin(totals, posLots);
+  const buy = r.side === BUY;
+  probe.buyLots = totals.buyLots + (buy ? lots : 0);
+  probe.buyNotional = totals.buyNotional + (buy ? notional : 0n);
+  probe.sellLots = totals.sellLots + (buy ? 0 : lots);
+  probe.sellNotional = totals.sellNotional + (buy ? 0n : notional);
   return ordersMargin(market, posLots, probe, mark) - before;
 }
+
+/** Reused scratch sums: one order added to a (market, mode)'s resting totals. */
+const probe = { buyLots: 0, buyNotional: 0n, sellLots: 0, sellNotional: 0n };
 
 function estimate(market: LinearMarket, lots: number, mark: Fixed | null): Fixed {
   return mark === null ? 0n : (BigInt(lots) * market.units.step * mark) / 10n ** 18n;
@@ -198,29 +198,18 @@ function estimate(market: LinearMarket, lots: number, mark: Fixed | null): Fixed
 /** What an immediate order would take from the book now: lots and exact notional, own orders skipped. */
 export function sweepEstimate(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number) {
   const fillable = market.book.fillableLots(side, limitTicks, lots, owner, 'cancel_maker');
-  if (fillable === 0) return { lots: 0, notional: 0n };
-  let left = fillable;
-  let notional = 0n;
-  const levels = market.book.depth(side === BUY ? SELL : BUY, SWEEP_LEVELS, scratch);
-  let price = 0;
-  for (let i = 0; i < levels && left > 0; i++) {
-    price = scratch[2 * i]!;
-    const take = Math.min(scratch[2 * i + 1]!, left);
-    notional += market.units.notional(price, take);
-    left -= take;
-  }
-  // Deeper than SWEEP_LEVELS: value the rest at the limit (the worst price it could fill at).
-  if (left > 0) notional += market.units.notional(limitTicks === MARKET_BUY_LIMIT ? price : Math.max(price, limitTicks), left);
-  return { lots: fillable, notional };
+  return { lots: fillable, notional: BigInt(market.book.lastFillableCost) * market.units.notionalUnit };
 }
 
-function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, limitTicks: number, priceTicks: number, owner: number): Rejection | null {
+function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, limitTicks: number, priceTicks: number, c: CheckContext): Rejection | null {
   const book = market.book;
+  const owner = c.account.id;
   if (r.postOnly && book.wouldCross(r.side, priceTicks)) {
     return reject('POST_ONLY_WOULD_CROSS', 'post-only order would take liquidity');
   }
   if (r.timeInForce === 'fok') {
-    if (book.fillableLots(r.side, limitTicks, lots, owner, r.selfTradePrevention) < lots) {
+    const stp = r.selfTradePrevention;
+    if (book.fillableLots(r.side, limitTicks, lots, owner, stp) < lots || fokFillableLots(market, r.side, limitTicks, lots, owner, stp, c) < lots) {
       return reject('FOK_NOT_FILLED', 'fill-or-kill order cannot be filled in full now');
     }
   } else if (r.timeInForce === 'ioc' || r.type === 'market') {
@@ -229,4 +218,47 @@ function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, lim
     }
   }
   return null;
+}
+
+/**
+ * What a fill-or-kill taker really gets. book.fillableLots() counts every resting maker, but while
+ * the order matches, the engine trims a maker's reduce-only orders as that maker's position shrinks
+ * and cancels them when it closes or flips (engine.ts settleSide), so a later reduce-only order of
+ * the same maker may be gone before the taker reaches it. This walk replays that upkeep on scratch
+ * copies of the makers' positions and reduce-only sizes: an accepted FOK order never ends part-filled.
+ */
+function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number, stp: SelfTradePrevention, c: CheckContext): number {
+  const makerSide = side === BUY ? SELL : BUY;
+  const positions = new Map<string, number>();
+  const remaining = new Map<LinearOrder, number>();
+  let left = lots;
+  let done = false;
+  market.book.forEachResting((node) => {
+    if (done || node.side !== makerSide) return;
+    const o = node as LinearOrder;
+    if (left === 0 || (side === BUY ? o.priceTicks > limitTicks : o.priceTicks < limitTicks)) return void (done = true);
+    if (o.owner === owner) return void (done = stp !== 'cancel_maker');
+    const available = remaining.get(o) ?? o.remainingLots;
+    const take = Math.min(available, left);
+    if (take === 0) return;
+    left -= take;
+    remaining.set(o, available - take);
+    const account = c.accountOf(o.owner);
+    if (account === undefined) return;
+    const mode = o.request.marginMode;
+    const key = `${o.owner}|${mode}`;
+    const before = positions.get(key) ?? account.position(market, mode)?.size ?? 0;
+    const after = before + (o.side === BUY ? take : -take);
+    positions.set(key, after);
+    const closedOrFlipped = after === 0 || (before !== 0 && Math.sign(after) !== Math.sign(before));
+    if (!closedOrFlipped && Math.abs(after) >= Math.abs(before)) return;
+    let room = closedOrFlipped ? 0 : Math.abs(after);
+    for (const x of account.orders.values()) {
+      if (x.market !== market || x.request.marginMode !== mode || !x.request.reduceOnly || x.level === null) continue;
+      const keep = Math.min(remaining.get(x) ?? x.remainingLots, room);
+      room -= keep;
+      remaining.set(x, keep);
+    }
+  });
+  return lots - left;
 }

@@ -81,8 +81,15 @@ export class LinearEngine implements MatchSink {
   private readonly takerFills = new Map<LinearOrder, FillRecord[]>();
   private readonly touchedOrders = new Set<LinearOrder>();
   private readonly touchedPositions = new Set<Position>();
+  /** Realised PnL and fees of the order being executed, posted as one ledger transaction each. */
+  private readonly pendingPnl = new Map<number, Fixed>();
+  private pendingPnlMarket: LinearMarket | null = null;
+  private readonly pendingFees = new Map<number, Fixed>();
+  private readonly pendingPositions = new Set<Position>();
+  /** Results of this command's placements, completed from the snapshots `flush` takes. */
+  private readonly pendingResults: { result: { order: OrderRecord; fills: FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
 
-  constructor(private readonly deps: LinearDeps) {}
+  constructor(readonly deps: LinearDeps) {}
 
   listMarket(spec: MarketSpec): LinearMarket {
     const market = new LinearMarket(spec);
@@ -92,7 +99,7 @@ export class LinearEngine implements MatchSink {
 
   account(id: number): LinearAccount {
     let a = this.accounts.get(id);
-    if (a === undefined) this.accounts.set(id, (a = new LinearAccount(id)));
+    if (a === undefined) this.accounts.set(id, (a = new LinearAccount(id, userAccount(id, 'perps', this.deps.settlementAsset))));
     return a;
   }
 
@@ -117,7 +124,7 @@ export class LinearEngine implements MatchSink {
   preview(accountId: number, request: OrderRequest): { plan: OrderPlan | null; rejection: Rejection | null } {
     const market = this.markets.get(request.marketId);
     if (market === undefined) return { plan: null, rejection: reject('NOT_FOUND', `market ${request.marketId} not found`) };
-    const account = this.accounts.get(accountId) ?? new LinearAccount(accountId);
+    const account = this.accounts.get(accountId) ?? new LinearAccount(accountId, userAccount(accountId, 'perps', this.deps.settlementAsset));
     return evaluateOrder(market, request, this.checkContext(account, market, false));
   }
 
@@ -180,17 +187,39 @@ export class LinearEngine implements MatchSink {
     }
   }
 
-  /** Emits one snapshot per order and position the command touched; call at the end of a command. */
+  /**
+   * Ends a command: emits one snapshot per order and position it touched, completes the results
+   * of its placements from the same snapshots, and forgets positions that closed.
+   */
   flush(): void {
-    for (const o of this.touchedOrders) this.deps.emit({ type: 'order', order: orderRecord(o) });
+    if (this.touchedOrders.size === 0 && this.touchedPositions.size === 0 && this.pendingResults.length === 0) return;
+    const orderSnapshots = this.orderSnapshots;
+    const positionSnapshots = this.positionSnapshots;
+    for (const o of this.touchedOrders) {
+      const record = orderRecord(o);
+      orderSnapshots.set(o, record);
+      this.deps.emit({ type: 'order', order: record });
+    }
     this.touchedOrders.clear();
-    for (const p of this.touchedPositions) {
-      this.deps.emit({ type: 'position', position: positionRecord(p) });
+    for (const p of this.touchedPositions) positionSnapshots.set(p, positionRecord(p));
+    for (const { result, order } of this.pendingResults) {
+      result.order = orderSnapshots.get(order) ?? orderRecord(order);
+      const p = this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
+      result.position = p === undefined ? null : (positionSnapshots.get(p) ?? positionRecord(p));
+    }
+    this.pendingResults.length = 0;
+    for (const [p, record] of positionSnapshots) {
+      this.deps.emit({ type: 'position', position: record });
       if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
     }
     this.touchedPositions.clear();
     this.takerFills.clear();
+    orderSnapshots.clear();
+    positionSnapshots.clear();
   }
+
+  private readonly orderSnapshots = new Map<LinearOrder, OrderRecord>();
+  private readonly positionSnapshots = new Map<Position, PositionRecord>();
 
   // ---- placement and execution ----
 
@@ -220,20 +249,38 @@ export class LinearEngine implements MatchSink {
     return order;
   }
 
+  /** One reusable context object: the checks run once per order and must not allocate per call. */
+  private readonly scratchContext = {
+    account: null as unknown as LinearAccount,
+    balance: 0n as Fixed,
+    mark: null as Fixed | null,
+    now: 0,
+    limits: null as unknown as LinearLimits,
+    volume30d: 0n as Fixed,
+    triggered: false,
+    engine: this as LinearEngine,
+    feeRate(role: 'maker' | 'taker'): Fixed {
+      return this.engine.deps.fees.rateFor(this.volume30d, role);
+    },
+    fee(notional: Fixed, bps: Fixed): Fixed {
+      return this.engine.deps.fees.fee(notional, bps);
+    },
+    accountOf(id: number): LinearAccount | undefined {
+      return this.engine.findAccount(id);
+    },
+  };
+
   private checkContext(account: LinearAccount, market: LinearMarket, triggered: boolean): CheckContext {
+    const c = this.scratchContext;
     const now = this.deps.now();
-    const volume30d = this.deps.volumes.volume30d(account.id, now);
-    return {
-      account,
-      balance: this.balance(account.id),
-      mark: this.markAt(market, now),
-      now,
-      limits: this.deps.limits,
-      volume30d,
-      triggered,
-      feeRate: (role) => this.deps.fees.rateFor(volume30d, role),
-      fee: (notional, bps) => this.deps.fees.fee(notional, bps),
-    };
+    c.account = account;
+    c.balance = this.balance(account.id);
+    c.mark = this.markAt(market, now);
+    c.now = now;
+    c.limits = this.deps.limits;
+    c.volume30d = this.deps.volumes.volume30d(account.id, now);
+    c.triggered = triggered;
+    return c;
   }
 
   private execute(order: LinearOrder, limitTicks: number): void {
@@ -245,6 +292,7 @@ export class LinearEngine implements MatchSink {
       market.book.match(order.side, limitTicks, order.remainingLots, order.owner, r.selfTradePrevention, this);
     }
     this.taker = null;
+    this.postPending();
     const selfTradeStop = market.book.lastStopReason === 'self_trade';
     if (order.remainingLots === 0) this.end(order, 'filled');
     else if (r.type === 'limit' && r.timeInForce === 'gtc' && !selfTradeStop) this.rest(order);
@@ -276,6 +324,7 @@ export class LinearEngine implements MatchSink {
     const notional = order.market.units.notional(order.priceTicks, lots);
     if (order.side === BUY) (t.buyLots += lots), (t.buyNotional += notional);
     else (t.sellLots += lots), (t.sellNotional += notional);
+    t.invalidate();
     order.reservedLots = lots;
   }
 
@@ -286,6 +335,7 @@ export class LinearEngine implements MatchSink {
     const notional = order.market.units.notional(order.priceTicks, take);
     if (order.side === BUY) (t.buyLots -= take), (t.buyNotional -= notional);
     else (t.sellLots -= take), (t.sellNotional -= notional);
+    t.invalidate();
     order.reservedLots -= take;
   }
 
@@ -351,40 +401,67 @@ export class LinearEngine implements MatchSink {
     const before = position.size;
     const signed = order.side === BUY ? lots : -lots;
     const effect = position.applyFill(signed, priceTicks, now);
+    account.totals.get(market.modeKeys[mode])?.invalidate(); // order margin depends on the position
     market.openInterestLots += Math.max(0, position.size) - Math.max(0, before);
-    const realized = roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
+    const realized = effect.realized === 0n ? 0n : roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
     position.realizedPnl += realized;
-    this.postPnl(order.owner, market, realized);
+    if (realized !== 0n) {
+      this.pendingPnlMarket = market;
+      this.pendingPnl.set(order.owner, (this.pendingPnl.get(order.owner) ?? 0n) + realized);
+    }
     if (mode === 'isolated') this.adjustIsolated(position, before, effect.closedLots, realized, lots - effect.closedLots, priceTicks);
     const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
     const fee = this.deps.fees.fee(notional, bps);
-    this.postFee(order.owner, fee, `trade:${market.spec.id}`);
+    if (fee !== 0n) this.pendingFees.set(order.owner, (this.pendingFees.get(order.owner) ?? 0n) + fee);
     this.deps.volumes.record(order.owner, notional, now);
-    this.coverShortfall(order.owner, position);
+    this.pendingPositions.add(position);
     this.touchedPositions.add(position);
+    if (before === 0 && position.size !== 0) position.status = 'open'; // reopened within one command
     if (position.size === 0) this.positionClosed(account, position);
+    else if (before !== 0 && Math.sign(position.size) !== Math.sign(before)) this.cancelReduceOnly(account, position);
     else if (Math.abs(position.size) < Math.abs(before)) this.trimReduceOnly(account, position);
     return { accountId: order.owner, orderId: String(order.id), fee, feeBps: bps, realizedPnl: realized, marginMode: mode };
   }
 
-  private postPnl(accountId: number, market: LinearMarket, realized: Fixed): void {
-    if (realized === 0n) return;
+  /**
+   * Posts the realised PnL (against the market's clearing account) and the fees (to the fee
+   * account; rebates from it) of the order just executed, one ledger transaction each, then covers
+   * any shortfall it left. Called after every execution, so later checks in the same command see
+   * the balances.
+   */
+  private postPending(): void {
     const asset = this.deps.settlementAsset;
-    const user = userAccount(accountId, 'perps', asset);
-    const clearing = systemAccount(`clearing:${market.spec.id}`, asset);
     const at = this.deps.now();
-    if (realized > 0n) this.deps.ledger.move('realized_pnl', clearing, user, realized, at, { ref: market.spec.id });
-    else this.deps.ledger.move('realized_pnl', user, clearing, -realized, at, { ref: market.spec.id });
-  }
-
-  private postFee(accountId: number, fee: Fixed, ref: string): void {
-    if (fee === 0n) return;
-    const asset = this.deps.settlementAsset;
-    const user = userAccount(accountId, 'perps', asset);
-    const fees = systemAccount('fees', asset);
-    const at = this.deps.now();
-    if (fee > 0n) this.deps.ledger.move('trade_fee', user, fees, fee, at, { ref });
-    else this.deps.ledger.move('fee_rebate', fees, user, -fee, at, { ref });
+    const ledger = this.deps.ledger;
+    if (this.pendingPnl.size > 0) {
+      const market = this.pendingPnlMarket!;
+      const lines = [];
+      let clearing = 0n;
+      for (const [accountId, pnl] of this.pendingPnl) {
+        lines.push({ account: this.account(accountId).perpsLedger, delta: pnl });
+        clearing -= pnl;
+      }
+      lines.push({ account: systemAccount(`clearing:${market.spec.id}`, asset), delta: clearing });
+      ledger.post('realized_pnl', lines, at, { ref: market.spec.id });
+      this.pendingPnl.clear();
+    }
+    if (this.pendingFees.size > 0) {
+      const charged = [];
+      const rebated = [];
+      let charges = 0n;
+      let rebates = 0n;
+      for (const [accountId, fee] of this.pendingFees) {
+        const line = { account: this.account(accountId).perpsLedger, delta: -fee };
+        if (fee > 0n) (charged.push(line), (charges += fee));
+        else (rebated.push(line), (rebates -= fee));
+      }
+      const fees = systemAccount('fees', asset);
+      if (charged.length > 0) ledger.post('trade_fee', [...charged, { account: fees, delta: charges }], at);
+      if (rebated.length > 0) ledger.post('fee_rebate', [...rebated, { account: fees, delta: -rebates }], at);
+      this.pendingFees.clear();
+    }
+    for (const p of this.pendingPositions) this.coverShortfall(p.accountId, p);
+    this.pendingPositions.clear();
   }
 
   /**
@@ -395,7 +472,10 @@ export class LinearEngine implements MatchSink {
     if (closedLots > 0) {
       p.isolatedMargin += realized;
       const remaining = Math.abs(before) - closedLots;
-      p.isolatedMargin = remaining === 0 ? 0n : (p.isolatedMargin * BigInt(remaining)) / BigInt(Math.abs(before));
+      // A loss beyond the allocation is the insurance fund's, never the cross pool's: cover it now,
+      // before a release, a close or a flip's new margin could hide it.
+      if (p.isolatedMargin < 0n) this.coverIsolated(p);
+      else p.isolatedMargin = remaining === 0 ? 0n : (p.isolatedMargin * BigInt(remaining)) / BigInt(Math.abs(before));
     }
     if (openedLots > 0) p.isolatedMargin += isolatedInitial(p.market, openedLots, p.market.units.price(priceTicks));
   }
@@ -409,18 +489,30 @@ export class LinearEngine implements MatchSink {
     const at = this.deps.now();
     const insurance = systemAccount('insurance', asset);
     const user = userAccount(accountId, 'perps', asset);
-    if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) {
-      const gap = -position.isolatedMargin;
-      position.isolatedMargin = 0n;
-      this.deps.ledger.move('insurance_fund', insurance, user, gap, at, { ref: `shortfall:${position.market.spec.id}` });
-    }
+    if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) this.coverIsolated(position);
     const balance = this.deps.ledger.balance(user);
     if (balance < 0n) this.deps.ledger.move('insurance_fund', insurance, user, -balance, at, { ref: 'shortfall' });
+  }
+
+  /** The insurance fund pays an isolated position's negative margin into its owner's bucket. */
+  private coverIsolated(position: Position): void {
+    const asset = this.deps.settlementAsset;
+    const gap = -position.isolatedMargin;
+    position.isolatedMargin = 0n;
+    const insurance = systemAccount('insurance', asset);
+    const user = userAccount(position.accountId, 'perps', asset);
+    const ref = `shortfall:${position.market.spec.id}`;
+    this.deps.ledger.move('insurance_fund', insurance, user, gap, this.deps.now(), { ref });
   }
 
   private positionClosed(account: LinearAccount, position: Position): void {
     position.status = 'closed';
     position.isolatedMargin = 0n;
+    this.cancelReduceOnly(account, position);
+  }
+
+  /** The position closed or flipped: its reduce-only orders (resting, TP/SL) would now add to it. */
+  private cancelReduceOnly(account: LinearAccount, position: Position): void {
     for (const o of [...account.orders.values()]) {
       if (o === this.taker || o.remainingLots === 0) continue; // finishing on its own
       if (o.market === position.market && o.request.marginMode === position.marginMode && o.request.reduceOnly) {
@@ -516,7 +608,8 @@ export class LinearEngine implements MatchSink {
       order.updatedAt = this.deps.now();
       this.touchedOrders.add(order);
       if (order.sibling !== null && order.sibling.status === 'untriggered') this.cancelOrder(order.sibling, 'cancelled');
-      const request = { ...order.request, stopPrice: null };
+      // A TP/SL exit grew with its parent's fills after it was created: it fires for all of them.
+      const request = { ...order.request, stopPrice: null, quantity: market.units.size(order.remainingLots) };
       const plan = checkOrder(market, request, this.checkContext(account, market, true));
       if (isRejection(plan)) {
         order.rejectReason = plan.code;
@@ -532,18 +625,21 @@ export class LinearEngine implements MatchSink {
 
   /** The account's perps cash balance in the ledger. */
   balance(accountId: number): Fixed {
+    const account = this.accounts.get(accountId);
+    if (account !== undefined) return this.deps.ledger.balance(account.perpsLedger);
     return this.deps.ledger.userBalance(accountId, 'perps', this.deps.settlementAsset);
   }
 
   risk(accountId: number) {
-    const account = this.accounts.get(accountId);
-    return accountRisk(account ?? new LinearAccount(accountId), this.balance(accountId));
+    const account = this.accounts.get(accountId) ?? new LinearAccount(accountId, userAccount(accountId, 'perps', this.deps.settlementAsset));
+    return accountRisk(account, this.balance(accountId));
   }
 
+  /** The order's result, completed by `flush` at the end of the command. */
   private resultOf(order: LinearOrder): PlaceResult {
-    const fills = this.takerFills.get(order) ?? [];
-    const position = this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
-    return { order: orderRecord(order), fills, position: position === undefined ? null : positionRecord(position) };
+    const result = { order: null as unknown as OrderRecord, fills: this.takerFills.get(order) ?? [], position: null };
+    this.pendingResults.push({ result, order });
+    return result;
   }
 
   /** Margin in use and what may leave the perps bucket (the wallet asks before transfers). */

@@ -15,7 +15,7 @@
  * The gate: an order that does not add margin (its orderIM delta ≤ 0, e.g. a pure reduction) is
  * always allowed; otherwise free after the order, minus its worst-case taker fee, must stay ≥ 0.
  */
-import { max, type Fixed } from '../money.ts';
+import type { Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
 import type { LinearAccount, OrderTotals } from './account.ts';
 import type { LinearMarket } from './market.ts';
@@ -39,24 +39,60 @@ export function riskMark(market: LinearMarket): Fixed | null {
   return market.mark ?? market.riskMark;
 }
 
+/** Value of `lots` at `mark`; uses the market's precomputed lot value when `mark` is its risk mark. */
 function notionalAt(lots: number, market: LinearMarket, mark: Fixed): Fixed {
-  return (BigInt(lots) * market.units.step * mark) / SCALE;
+  const perLot = mark === market.riskMark ? market.riskLotValue : (market.units.step * mark) / SCALE;
+  return BigInt(lots) * perLot;
 }
 
 /** Extra initial margin the resting orders of one (market, mode) need beyond the position's own. */
-export function ordersMargin(market: LinearMarket, positionLots: number, totals: OrderTotals, mark: Fixed): Fixed {
-  if (totals.isEmpty()) return 0n;
+export function ordersMargin(market: LinearMarket, positionLots: number, totals: OrderSums, mark: Fixed): Fixed {
+  if (totals.buyLots === 0 && totals.sellLots === 0) return 0n;
   const posNotional = notionalAt(positionLots, market, mark); // signed
-  const buyValue = max(totals.buyNotional, notionalAt(totals.buyLots, market, mark));
-  const sellValue = max(totals.sellNotional, notionalAt(totals.sellLots, market, mark));
-  const worstLong = abs(posNotional + buyValue);
-  const worstShort = abs(posNotional - sellValue);
+  const buyAtMark = notionalAt(totals.buyLots, market, mark);
+  const sellAtMark = notionalAt(totals.sellLots, market, mark);
+  const buyValue = totals.buyNotional > buyAtMark ? totals.buyNotional : buyAtMark;
+  const sellValue = totals.sellNotional > sellAtMark ? totals.sellNotional : sellAtMark;
   const schedule = market.margin;
-  const worst = max(schedule.initial(worstLong), schedule.initial(worstShort));
-  const extra = worst - schedule.initial(abs(posNotional));
-  const openLossBuys = max(0n, totals.buyNotional - notionalAt(totals.buyLots, market, mark));
-  const openLossSells = max(0n, notionalAt(totals.sellLots, market, mark) - totals.sellNotional);
-  return max(0n, extra) + openLossBuys + openLossSells;
+  const worstLong = schedule.initial(abs(posNotional + buyValue));
+  const worstShort = schedule.initial(abs(posNotional - sellValue));
+  const extra = (worstLong > worstShort ? worstLong : worstShort) - schedule.initial(abs(posNotional));
+  const openLossBuys = totals.buyNotional - buyAtMark;
+  const openLossSells = sellAtMark - totals.sellNotional;
+  return (extra > 0n ? extra : 0n) + (openLossBuys > 0n ? openLossBuys : 0n) + (openLossSells > 0n ? openLossSells : 0n);
+}
+
+/** The lots and notional sums ordersMargin reads (OrderTotals, or a probe with one order added). */
+export interface OrderSums {
+  readonly buyLots: number;
+  readonly buyNotional: Fixed;
+  readonly sellLots: number;
+  readonly sellNotional: Fixed;
+}
+
+/** The cached margin of one (market, mode)'s resting orders, recomputed when stale. */
+export function cachedOrdersMargin(totals: OrderTotals, positionLots: number): Fixed {
+  const market = totals.market;
+  if (totals.cachedVersion === market.markVersion) return totals.cachedIM;
+  const mark = riskMark(market);
+  totals.cachedIM = mark === null ? 0n : ordersMargin(market, positionLots, totals, mark);
+  totals.cachedVersion = market.markVersion;
+  return totals.cachedIM;
+}
+
+/** A cross position's valuation at the risk mark, cached per mark version. */
+function valuation(p: Position): boolean {
+  const market = p.market;
+  if (p.cachedVersion === market.markVersion) return true;
+  const mark = riskMark(market);
+  if (mark === null) return false;
+  const notional = abs(notionalAt(p.size, market, mark));
+  p.cachedNotional = notional;
+  p.cachedUnrealized = notionalAt(p.size, market, mark) - p.cost;
+  p.cachedIM = market.margin.initial(notional);
+  p.cachedMM = market.margin.maintenance(notional);
+  p.cachedVersion = market.markVersion;
+  return true;
 }
 
 export function accountRisk(account: LinearAccount, balance: Fixed): AccountRisk {
@@ -65,25 +101,19 @@ export function accountRisk(account: LinearAccount, balance: Fixed): AccountRisk
   let positionIM = 0n;
   let positionMM = 0n;
   for (const p of account.positions.values()) {
-    const mark = riskMark(p.market);
     if (p.marginMode === 'isolated') {
       isolatedAllocated += p.isolatedMargin;
       continue;
     }
-    if (mark === null || p.size === 0) continue;
-    const notional = p.notional(mark);
-    crossUnrealized += p.unrealized(mark);
-    positionIM += p.market.margin.initial(notional);
-    positionMM += p.market.margin.maintenance(notional);
+    if (p.size === 0 || !valuation(p)) continue;
+    crossUnrealized += p.cachedUnrealized;
+    positionIM += p.cachedIM;
+    positionMM += p.cachedMM;
   }
   let orderIM = 0n;
   for (const [key, totals] of account.totals) {
     if (totals.isEmpty()) continue;
-    const p = account.positions.get(key);
-    const market = totals.market;
-    const mark = riskMark(market);
-    if (mark === null) continue;
-    orderIM += ordersMargin(market, p?.size ?? 0, totals, mark);
+    orderIM += cachedOrdersMargin(totals, account.positions.get(key)?.size ?? 0);
   }
   const crossEquity = balance - isolatedAllocated + crossUnrealized;
   return {

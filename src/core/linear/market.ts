@@ -16,6 +16,7 @@ import { MarginSchedule } from '../risk/margin-tiers.ts';
 import { emaUpdate, emptyEma, type EmaState } from '../../pricing/ema.ts';
 import { futureMark, localMedian, perpMark } from '../../pricing/mark-price.ts';
 import type { LinearOrder } from './order.ts';
+import type { Position } from './position.ts';
 
 export const MARK_SETTINGS = {
   clampBps: 500,
@@ -36,17 +37,27 @@ export class LinearMarket {
   /** Last mark ever computed (risk valuation when the index goes stale; never displayed). */
   riskMark: Fixed | null = null;
   markAt = 0;
+  /** Increments whenever the risk mark changes; margin caches compare against it. */
+  markVersion = 0;
+  /** Value of one lot at the risk mark (exact: the mark is on the tick). */
+  riskLotValue: Fixed = 0n;
   private basisEma: EmaState = emptyEma();
   private localMedianEma: EmaState = emptyEma();
   /** Sum of long position lots (= short lots). */
   openInterestLots = 0;
   readonly untriggered = new Set<LinearOrder>();
+  /** Every non-flat position in this market (funding, liquidation checks and expiry walk it). */
+  readonly positions = new Set<Position>();
   /** Cumulative funding per unit of size (perps; issue 4 feeds it). */
   fundingIndex: Fixed = 0n;
+
+  /** Keys of this market's (market, margin mode) pairs inside an account, built once. */
+  readonly modeKeys: { readonly cross: string; readonly isolated: string };
 
   constructor(readonly spec: MarketSpec) {
     this.units = new MarketUnits(spec);
     this.margin = new MarginSchedule(spec.marginTiers);
+    this.modeKeys = { cross: `${spec.id}|cross`, isolated: `${spec.id}|isolated` };
   }
 
   get isPerp(): boolean {
@@ -103,7 +114,14 @@ export class LinearMarket {
         options,
       );
     }
-    this.riskMark = this.mark;
+    this.setRiskMark(this.mark);
+  }
+
+  private setRiskMark(mark: Fixed): void {
+    if (mark === this.riskMark) return;
+    this.riskMark = mark;
+    this.riskLotValue = (this.units.step * mark) / 10n ** 18n;
+    this.markVersion++;
   }
 
   /** Ticks of the price band edge for a taker of `side` around `mark`. */

@@ -81,4 +81,16 @@ export class LinearOrder extends BookOrder {
   get accountId(): number {
     return this.owner;
   }
+
+  private quantityLots = -1;
+  private quantityValue: Fixed = 0n;
+
+  /** The ordered quantity as an exact decimal (cached; it changes only for growing exits). */
+  quantity(): Fixed {
+    if (this.quantityLots !== this.originalLots) {
+      this.quantityLots = this.originalLots;
+      this.quantityValue = this.market.units.size(this.originalLots);
+    }
+    return this.quantityValue;
+  }
 }

@@ -32,6 +32,12 @@ export class Position {
   /** Cumulative funding index the position last settled at (perps). */
   fundingIndex: Fixed = 0n;
   updatedAt: number;
+  /** Valuation at the market's risk mark, cached for mark version `cachedVersion` (-1: stale). */
+  cachedVersion = -1;
+  cachedNotional: Fixed = 0n;
+  cachedUnrealized: Fixed = 0n;
+  cachedIM: Fixed = 0n;
+  cachedMM: Fixed = 0n;
 
   constructor(
     readonly id: string,
@@ -47,6 +53,7 @@ export class Position {
   applyFill(lots: number, priceTicks: number, now: number): FillEffect {
     const units = this.market.units;
     this.updatedAt = now;
+    this.cachedVersion = -1;
     const size = this.size;
     if (size === 0 || Math.sign(size) === Math.sign(lots)) {
       this.size = size + lots;

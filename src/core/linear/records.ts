@@ -11,8 +11,9 @@ import type { Position } from './position.ts';
 export function orderRecord(o: LinearOrder): OrderRecord {
   const units = o.market.units;
   const r = o.request;
-  const filled = units.size(o.filledLots);
+  const filled = o.filledLots === 0 ? 0n : units.size(o.filledLots);
   const live = o.status === 'open' || o.status === 'untriggered';
+  const quantity = o.quantity();
   return {
     id: String(o.id),
     engine: 'linear',
@@ -22,9 +23,9 @@ export function orderRecord(o: LinearOrder): OrderRecord {
     side: o.side === BUY ? 'buy' : 'sell',
     type: r.type,
     price: r.price,
-    quantity: units.size(o.originalLots),
+    quantity,
     filledQuantity: filled,
-    remainingQuantity: live ? units.size(o.remainingLots) : 0n,
+    remainingQuantity: !live ? 0n : o.remainingLots === o.originalLots ? quantity : units.size(o.remainingLots),
     avgFillPrice: o.filledLots === 0 ? null : divRound(o.filledNotional * 10n ** 18n, filled, 'halfUp'),
     status: o.status,
     timeInForce: r.timeInForce,
@@ -62,9 +63,22 @@ export function fillRecord(
     price: market.units.price(priceTicks),
     quantity: market.units.size(lots),
     takerSide,
-    maker: { ...maker, side: makerSide, liquidity: 'maker' },
-    taker: { ...takerFigures, side: takerSide, liquidity: 'taker' },
+    maker: side(maker, makerSide, 'maker'),
+    taker: side(takerFigures, takerSide, 'taker'),
     at,
+  };
+}
+
+function side(f: SideFigures, sideName: 'buy' | 'sell', liquidity: 'maker' | 'taker'): FillSide {
+  return {
+    accountId: f.accountId,
+    orderId: f.orderId,
+    side: sideName,
+    liquidity,
+    fee: f.fee,
+    feeBps: f.feeBps,
+    realizedPnl: f.realizedPnl,
+    marginMode: f.marginMode,
   };
 }
 

@@ -8,7 +8,7 @@
  * engines on every fill, so the tier an order sees is a pure function of the command history.
  */
 import { assert } from '../assert.ts';
-import { divRound, roundTo, type Fixed } from '../money.ts';
+import { divRound, type Fixed } from '../money.ts';
 
 export interface FeeTier {
   readonly min30dVolumeUsd: Fixed;
@@ -23,10 +23,17 @@ const DAY_MS = 86_400_000;
 const WINDOW_DAYS = 30;
 
 export class FeeSchedule {
+  /** Fixed units per smallest unit of the settlement asset (1e12 for USDC's 6 decimals). */
+  private readonly unit: bigint;
+  /** Divisor from notional x bps to smallest units: 10,000 bps x 1e18 scale x unit. */
+  private readonly divisor: bigint;
+
   constructor(
     readonly tiers: readonly FeeTier[],
     private readonly settlementDecimals: number,
   ) {
+    this.unit = 10n ** BigInt(18 - settlementDecimals);
+    this.divisor = BPS * 10n ** 18n * this.unit;
     assert(tiers.length > 0 && tiers[0]!.min30dVolumeUsd === 0n, 'the first fee tier must start at volume 0');
     for (let i = 1; i < tiers.length; i++) {
       assert(tiers[i]!.min30dVolumeUsd > tiers[i - 1]!.min30dVolumeUsd, 'fee tiers must be in increasing volume');
@@ -46,7 +53,11 @@ export class FeeSchedule {
 
   /** Signed fee on `notional` at `bps` (positive: paid by the trader; negative: rebate). */
   fee(notional: Fixed, bps: Fixed): Fixed {
-    return roundTo(divRound(notional * bps, BPS * 10n ** 18n, 'ceil'), this.settlementDecimals, 'ceil');
+    if (bps === 0n || notional === 0n) return 0n;
+    const product = notional * bps;
+    // One ceiling division straight to the smallest unit (ceil of a ceil is the ceil).
+    if (product > 0n) return ((product + this.divisor - 1n) / this.divisor) * this.unit;
+    return divRound(product, this.divisor, 'ceil') * this.unit;
   }
 }
 

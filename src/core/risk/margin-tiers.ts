@@ -52,13 +52,13 @@ export class MarginSchedule {
   initial(notional: Fixed): Fixed {
     if (notional <= 0n) return 0n;
     const t = this.tierFor(notional);
-    return divRound(notional * t.imRate, ONE, 'ceil') - t.imDeduction;
+    return ceilDiv(notional * t.imRate) - t.imDeduction;
   }
 
   maintenance(notional: Fixed): Fixed {
     if (notional <= 0n) return 0n;
     const t = this.tierFor(notional);
-    return divRound(notional * t.mmRate, ONE, 'ceil') - t.mmDeduction;
+    return ceilDiv(notional * t.mmRate) - t.mmDeduction;
   }
 
   /** Maintenance rate of the tier for this notional (used in liquidation price estimates). */
@@ -70,6 +70,11 @@ export class MarginSchedule {
     const t = this.tierFor(notional);
     return Number(divRound(ONE, t.imRate, 'floor'));
   }
+}
+
+/** Ceiling of a non-negative product scaled back by ONE (the hot path of every margin check). */
+function ceilDiv(product: bigint): Fixed {
+  return (product + ONE - 1n) / ONE;
 }
 
 function mulFloor(a: Fixed, b: Fixed): Fixed {
