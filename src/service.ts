@@ -90,7 +90,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   apiKeyRoutes(app, ctx);
   walletRoutes(app, ctx);
   perpsMarketRoutes(app, ctx);
-  marketDataRoutes(app, ctx, marketHistory);
+  marketDataRoutes(app, ctx, marketHistory, fundingProvider(exchange, settings.fundingIntervalMs));
   perpsTradingRoutes(app, ctx);
   perpsAccountRoutes(app, ctx);
   if (settings.adminToken !== null) adminRoutes(app, ctx);
@@ -142,4 +142,18 @@ function simulatedFeed(exchange: Exchange, onError: (e: unknown) => void): Simul
     }),
   );
   return new SimulatedFeed({ seed: Date.now() % 2 ** 31, underlyings, onError });
+}
+
+/**
+ * Funding figures for market stats: the predicted rate of the running interval, as percentages per
+ * hour and per 8 hours, and the next funding time.
+ */
+function fundingProvider(exchange: Exchange, intervalMs: number) {
+  return (marketId: string, now: number) => {
+    const market = exchange.linear.markets.get(marketId);
+    const info = market === undefined ? null : exchange.lifecycle.fundingInfo(market, now);
+    if (info === null) return null;
+    const perHour = (info.rate * 3_600_000n * 100n) / BigInt(intervalMs);
+    return { rate1hPct: perHour, rate8hPct: perHour * 8n, nextFundingAt: info.nextFundingAt };
+  };
 }

@@ -4,10 +4,10 @@
  */
 import type { CoreConfig } from '../core/exchange.ts';
 import type { Settings } from './env.ts';
-import { futureSpec, LINEAR_LIMITS, PERP_FEE_TIERS, perpSpec, UNDERLYINGS } from './markets.ts';
+import { futureSpec, LINEAR_LIMITS, lifecycleSettings, PERP_FEE_TIERS, perpSpec, UNDERLYINGS } from './markets.ts';
 
 export function coreConfig(
-  settings: Pick<Settings, 'depositConfirmations'> & Partial<Pick<Settings, 'indexMaxAgeMs'>>,
+  settings: Pick<Settings, 'depositConfirmations'> & Partial<Pick<Settings, 'indexMaxAgeMs' | 'fundingIntervalMs'>>,
 ): CoreConfig {
   return {
     settlementAsset: 'USDC',
@@ -31,6 +31,7 @@ export function coreConfig(
       },
       feeTiers: PERP_FEE_TIERS,
       limits: LINEAR_LIMITS,
+      lifecycle: lifecycleSettings(settings.fundingIntervalMs ?? 3_600_000),
     },
   };
 }

@@ -5,6 +5,7 @@
  * the contract (decisions.md "Limits").
  */
 import type { LinearLimits } from '../core/linear/checks.ts';
+import type { LifecycleSettings } from '../core/linear/lifecycle.ts';
 import { futureId } from '../core/listings.ts';
 import type { MarginTier, MarketSpec } from '../core/markets.ts';
 import { fx } from '../core/money.ts';
@@ -93,3 +94,26 @@ export const LINEAR_LIMITS: LinearLimits = {
   maxQuoteLevels: 50,
   clientIdRetentionMs: 86_400_000,
 };
+
+/**
+ * Funding and liquidation parameters (research/mechanics.md "Recommended defaults"): premium
+ * sampled every 5 s, interest 0.01 % and clamp 0.05 % per 8 h, at most 4 % per hour; liquidation in
+ * 20 % chunks above 100,000 USDC notional with a 30 s cooldown, 1 % fee to the insurance fund.
+ */
+export function lifecycleSettings(fundingIntervalMs: number): LifecycleSettings {
+  return {
+    funding: {
+      intervalMs: fundingIntervalMs,
+      sampleMs: 5_000,
+      interest8h: fx('0.0001'),
+      clamp8h: fx('0.0005'),
+      capPerHour: fx('0.04'),
+    },
+    liquidation: {
+      partialAboveNotional: fx('100000'),
+      partialBps: 2_000,
+      cooldownMs: 30_000,
+      feeBps: 100,
+    },
+  };
+}

@@ -20,6 +20,7 @@ import type { ExchangeEvent, SettlementRecord } from './events.ts';
 import { BUCKETS, Ledger, type Bucket } from './ledger/ledger.ts';
 import type { LinearLimits, OrderPlan } from './linear/checks.ts';
 import { LinearEngine, type PlaceResult, type QuoteResult } from './linear/engine.ts';
+import { LinearLifecycle, type LifecycleSettings } from './linear/lifecycle.ts';
 import type { OrderRequest } from './linear/order.ts';
 import { listedExpiries } from './listings.ts';
 import type { MarketSpec } from './markets.ts';
@@ -46,6 +47,7 @@ export interface CoreConfig {
     readonly futureSpec: (underlying: string, expiry: number) => MarketSpec;
     readonly feeTiers: readonly FeeTier[];
     readonly limits: LinearLimits;
+    readonly lifecycle: LifecycleSettings;
   };
 }
 
@@ -105,6 +107,7 @@ export class Exchange {
   readonly wallet: Wallet;
   readonly index: IndexBoard;
   readonly linear: LinearEngine;
+  readonly lifecycle: LinearLifecycle;
   readonly perpFees: FeeSchedule;
   private readonly holds = new Map<Bucket, BucketHolds>();
   private readonly creditedDeposits = new Map<number, Fixed>();
@@ -147,6 +150,17 @@ export class Exchange {
       now: () => this.clock,
       emit: (event) => this.events.push(event),
     });
+    this.lifecycle = new LinearLifecycle(
+      this.linear,
+      {
+        ledger: this.ledger,
+        index: this.index,
+        settlementAsset: config.settlementAsset,
+        settlementDecimals,
+        now: () => this.clock,
+      },
+      config.linear.lifecycle,
+    );
     for (const spec of config.linear.perps) this.linear.listMarket(spec);
     this.registerHolds('perps', this.linear.holds());
   }
@@ -203,6 +217,7 @@ export class Exchange {
       case 'prices.observe':
         this.index.observe(command.underlying, command.observations, this.clock);
         this.linear.updateMarks(command.underlying, this.clock);
+        this.lifecycle.checkLiquidations(command.underlying);
         return null;
       case 'clock.tick':
         return this.tick();
@@ -233,6 +248,7 @@ export class Exchange {
     this.ensureListings();
     for (const underlying of this.index.underlyingNames()) this.index.sample(underlying, this.clock);
     this.linear.updateMarks(null, this.clock);
+    this.lifecycle.onTick(this.clock);
     return null;
   }
 
@@ -324,6 +340,7 @@ export class Exchange {
     this.index.publish(c.underlying, c.price, c.sourceTs, this.clock);
     this.events.push({ type: 'index', underlying: c.underlying, price: c.price, sourceTs: c.sourceTs, at: this.clock });
     this.linear.updateMarks(c.underlying, this.clock);
+    this.lifecycle.checkLiquidations(c.underlying);
     return quote;
   }
 

@@ -80,6 +80,8 @@ export interface PositionRecord {
   readonly entryPrice: Fixed | null;
   readonly realizedPnl: Fixed;
   readonly isolatedMargin: Fixed;
+  /** Funding received (positive) or paid (negative) over the position's life. */
+  readonly funding: Fixed;
   readonly status: PositionStatus;
   readonly openedAt: number;
   readonly updatedAt: number;

@@ -23,11 +23,12 @@ import type { FillRecord, MarginMode, OrderRecord, OrderStatus, PositionRecord }
 import type { FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
+import { FUND_ACCOUNT } from './lifecycle.ts';
 import { accountRisk, isolatedInitial, riskMark } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
-import { fillRecord, orderRecord, positionRecord } from './records.ts';
+import { directFillRecord, fillRecord, orderRecord, positionRecord } from './records.ts';
 
 export interface LinearDeps {
   readonly ledger: Ledger;
@@ -99,7 +100,11 @@ export class LinearEngine implements MatchSink {
 
   account(id: number): LinearAccount {
     let a = this.accounts.get(id);
-    if (a === undefined) this.accounts.set(id, (a = new LinearAccount(id, userAccount(id, 'perps', this.deps.settlementAsset))));
+    if (a === undefined) {
+      // The insurance fund (account 0) trades with the insurance ledger account as its cash.
+      const cash = id === FUND_ACCOUNT ? systemAccount('insurance', this.deps.settlementAsset) : userAccount(id, 'perps', this.deps.settlementAsset);
+      this.accounts.set(id, (a = new LinearAccount(id, cash)));
+    }
     return a;
   }
 
@@ -394,33 +399,47 @@ export class LinearEngine implements MatchSink {
   /** Position, realised PnL, fee and volume of one side of a fill. */
   private settleSide(order: LinearOrder, role: 'maker' | 'taker', lots: number, priceTicks: number, notional: Fixed) {
     const now = this.deps.now();
-    const market = order.market;
-    const account = this.account(order.owner);
     const mode = order.request.marginMode;
+    const signed = order.side === BUY ? lots : -lots;
+    const realized = this.movePosition(order.owner, order.market, mode, signed, priceTicks);
+    const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
+    const fee = this.deps.fees.fee(notional, bps);
+    if (fee !== 0n) this.pendingFees.set(order.owner, (this.pendingFees.get(order.owner) ?? 0n) + fee);
+    this.deps.volumes.record(order.owner, notional, now);
+    return { accountId: order.owner, orderId: String(order.id), fee, feeBps: bps, realizedPnl: realized, marginMode: mode };
+  }
+
+  /**
+   * Applies a signed trade of `signedLots` at `priceTicks` to an account's position: cost basis,
+   * realised PnL (queued for the ledger), isolated margin, open interest, and the upkeep of its
+   * reduce-only orders. Book fills, backstop takeovers, deleveraging and expiry all go through here.
+   * Returns the realised PnL as it will be posted (rounded to the settlement asset's unit).
+   */
+  movePosition(accountId: number, market: LinearMarket, mode: MarginMode, signedLots: number, priceTicks: number): Fixed {
+    const now = this.deps.now();
+    const account = this.account(accountId);
     const position = account.openPosition(market, mode, now);
     const before = position.size;
-    const signed = order.side === BUY ? lots : -lots;
-    const effect = position.applyFill(signed, priceTicks, now);
+    if (before === 0) position.fundingIndex = market.fundingIndex; // funding accrues from now on
+    const effect = position.applyFill(signedLots, priceTicks, now);
     account.totals.get(market.modeKeys[mode])?.invalidate(); // order margin depends on the position
     market.openInterestLots += Math.max(0, position.size) - Math.max(0, before);
     const realized = effect.realized === 0n ? 0n : roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
     position.realizedPnl += realized;
     if (realized !== 0n) {
       this.pendingPnlMarket = market;
-      this.pendingPnl.set(order.owner, (this.pendingPnl.get(order.owner) ?? 0n) + realized);
+      this.pendingPnl.set(accountId, (this.pendingPnl.get(accountId) ?? 0n) + realized);
     }
-    if (mode === 'isolated') this.adjustIsolated(position, before, effect.closedLots, realized, lots - effect.closedLots, priceTicks);
-    const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
-    const fee = this.deps.fees.fee(notional, bps);
-    if (fee !== 0n) this.pendingFees.set(order.owner, (this.pendingFees.get(order.owner) ?? 0n) + fee);
-    this.deps.volumes.record(order.owner, notional, now);
+    if (mode === 'isolated') {
+      this.adjustIsolated(position, before, effect.closedLots, realized, Math.abs(signedLots) - effect.closedLots, priceTicks);
+    }
     this.pendingPositions.add(position);
     this.touchedPositions.add(position);
     if (before === 0 && position.size !== 0) position.status = 'open'; // reopened within one command
     if (position.size === 0) this.positionClosed(account, position);
     else if (before !== 0 && Math.sign(position.size) !== Math.sign(before)) this.cancelReduceOnly(account, position);
     else if (Math.abs(position.size) < Math.abs(before)) this.trimReduceOnly(account, position);
-    return { accountId: order.owner, orderId: String(order.id), fee, feeBps: bps, realizedPnl: realized, marginMode: mode };
+    return realized;
   }
 
   /**
@@ -429,7 +448,7 @@ export class LinearEngine implements MatchSink {
    * any shortfall it left. Called after every execution, so later checks in the same command see
    * the balances.
    */
-  private postPending(): void {
+  postPending(type: 'realized_pnl' | 'settlement' = 'realized_pnl'): void {
     const asset = this.deps.settlementAsset;
     const at = this.deps.now();
     const ledger = this.deps.ledger;
@@ -442,7 +461,7 @@ export class LinearEngine implements MatchSink {
         clearing -= pnl;
       }
       lines.push({ account: systemAccount(`clearing:${market.spec.id}`, asset), delta: clearing });
-      ledger.post('realized_pnl', lines, at, { ref: market.spec.id });
+      ledger.post(type, lines, at, { ref: market.spec.id });
       this.pendingPnl.clear();
     }
     if (this.pendingFees.size > 0) {
@@ -485,11 +504,16 @@ export class LinearEngine implements MatchSink {
    * bucket ends a command negative (liquidation, issue 4, keeps this rare).
    */
   private coverShortfall(accountId: number, position: Position): void {
+    if (accountId === FUND_ACCOUNT) return; // the fund's own balance is what pays shortfalls
     const asset = this.deps.settlementAsset;
     const at = this.deps.now();
     const insurance = systemAccount('insurance', asset);
-    const user = userAccount(accountId, 'perps', asset);
-    if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) this.coverIsolated(position);
+    const user = this.account(accountId).perpsLedger;
+    if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) {
+      const gap = -position.isolatedMargin;
+      position.isolatedMargin = 0n;
+      this.deps.ledger.move('insurance_fund', insurance, user, gap, at, { ref: `shortfall:${position.market.spec.id}` });
+    }
     const balance = this.deps.ledger.balance(user);
     if (balance < 0n) this.deps.ledger.move('insurance_fund', insurance, user, -balance, at, { ref: 'shortfall' });
   }
@@ -500,7 +524,7 @@ export class LinearEngine implements MatchSink {
     const gap = -position.isolatedMargin;
     position.isolatedMargin = 0n;
     const insurance = systemAccount('insurance', asset);
-    const user = userAccount(position.accountId, 'perps', asset);
+    const user = this.account(position.accountId).perpsLedger;
     const ref = `shortfall:${position.market.spec.id}`;
     this.deps.ledger.move('insurance_fund', insurance, user, gap, this.deps.now(), { ref });
   }
@@ -619,6 +643,129 @@ export class LinearEngine implements MatchSink {
       order.remainingLots = plan.lots;
       this.execute(order, plan.limitTicks);
     }
+  }
+
+  // ---- lifecycle operations (lifecycle.ts drives them; each keeps the ledger balanced) ----
+
+  /** Pays one funding interval: users' perps buckets against the insurance fund's residue. */
+  postFunding(market: LinearMarket, payments: readonly { position: Position; amount: Fixed }[], at: number): void {
+    if (payments.length === 0) return;
+    const lines = [];
+    let residue = 0n;
+    for (const { position, amount } of payments) {
+      position.funding += amount;
+      if (position.marginMode === 'isolated') position.isolatedMargin += amount;
+      lines.push({ account: this.account(position.accountId).perpsLedger, delta: amount });
+      residue -= amount;
+      this.touchedPositions.add(position);
+      this.pendingPositions.add(position);
+    }
+    // The rounding residue (payers round up, receivers down) goes to the insurance fund.
+    lines.push({ account: systemAccount('insurance', this.deps.settlementAsset), delta: residue });
+    this.deps.ledger.post('funding', lines, at, { ref: market.spec.id });
+    this.postPending();
+  }
+
+  /** Cancels an account's live orders, all of them or those of one market and mode. */
+  cancelAccountOrders(accountId: number, only: { market: LinearMarket; mode: MarginMode } | null): void {
+    const account = this.accounts.get(accountId);
+    if (account === undefined) return;
+    for (const o of [...account.orders.values()]) {
+      if (only !== null && (o.market !== only.market || o.request.marginMode !== only.mode)) continue;
+      this.cancelOrder(o, 'cancelled');
+    }
+  }
+
+  /** Cancels (or expires) every live order of a market. */
+  cancelMarketOrders(market: LinearMarket, status: 'cancelled' | 'expired'): void {
+    for (const account of this.accounts.values()) {
+      for (const o of [...account.orders.values()]) if (o.market === market) this.cancelOrder(o, status);
+    }
+  }
+
+  /**
+   * A reduce-only IOC order the venue sends for an account (liquidation, fund unwinding): it skips
+   * the client checks (band, margin) but matches like any order, at the maker's price, never beyond
+   * `limitTicks`.
+   */
+  liquidationOrder(accountId: number, market: LinearMarket, mode: MarginMode, side: 0 | 1, lots: number, limitTicks: number): LinearOrder {
+    const request: OrderRequest = {
+      marketId: market.spec.id,
+      side,
+      type: 'limit',
+      quantity: market.units.size(lots),
+      price: market.units.price(limitTicks),
+      timeInForce: 'ioc',
+      postOnly: false,
+      reduceOnly: true,
+      marginMode: mode,
+      clientOrderId: null,
+      stopPrice: null,
+      takeProfitPrice: null,
+      stopLossPrice: null,
+      selfTradePrevention: 'cancel_maker',
+      quoteId: null,
+    };
+    const order = new LinearOrder({
+      id: this.deps.nextOrderId(), accountId, market, request, priceTicks: limitTicks, lots, trigger: null, isQuote: false,
+      now: this.deps.now(),
+    });
+    this.account(accountId).track(order);
+    this.touchedOrders.add(order);
+    this.execute(order, limitTicks);
+    return order;
+  }
+
+  chargeLiquidationFee(p: Position, amount: Fixed): void {
+    const asset = this.deps.settlementAsset;
+    if (p.marginMode === 'isolated') p.isolatedMargin -= amount;
+    this.deps.ledger.move('liquidation', this.account(p.accountId).perpsLedger, systemAccount('insurance', asset), amount, this.deps.now(), {
+      ref: p.market.spec.id,
+    });
+  }
+
+  /** Moves `lots` of position `p` to another account at `priceTicks` outside the book (backstop). */
+  transferPosition(p: Position, toAccountId: number, toMode: MarginMode, lots: number, priceTicks: number, kind: string): void {
+    const signed = p.size > 0 ? -lots : lots;
+    const fromAccount = p.accountId;
+    const realized = this.movePosition(fromAccount, p.market, p.marginMode, signed, priceTicks);
+    const toRealized = this.movePosition(toAccountId, p.market, toMode, -signed, priceTicks);
+    this.directFill(p.market, priceTicks, lots, { accountId: fromAccount, side: signed > 0 ? BUY : SELL, mode: p.marginMode, realized },
+      { accountId: toAccountId, mode: toMode, realized: toRealized }, kind);
+    this.postPending();
+  }
+
+  /** Auto-deleveraging: `p` and the opposite position `q` both shrink by `lots` at `priceTicks`. */
+  adlTrade(p: Position, q: Position, lots: number, priceTicks: number): void {
+    const signed = p.size > 0 ? -lots : lots;
+    const realized = this.movePosition(p.accountId, p.market, p.marginMode, signed, priceTicks);
+    const qRealized = this.movePosition(q.accountId, q.market, q.marginMode, -signed, priceTicks);
+    this.directFill(p.market, priceTicks, lots, { accountId: p.accountId, side: signed > 0 ? BUY : SELL, mode: p.marginMode, realized },
+      { accountId: q.accountId, mode: q.marginMode, realized: qRealized }, 'adl');
+    this.postPending();
+  }
+
+  /** Closes every position of an expired market at the settlement price (ledger type settlement). */
+  settleMarket(market: LinearMarket, priceTicks: number): void {
+    for (const p of [...market.positions]) {
+      if (p.size === 0) continue;
+      this.movePosition(p.accountId, market, p.marginMode, -p.size, priceTicks);
+    }
+    this.postPending('settlement');
+  }
+
+  /** Emits the fill of a trade the venue made outside the book (no fees; order id 0). */
+  private directFill(
+    market: LinearMarket,
+    priceTicks: number,
+    lots: number,
+    taker: { accountId: number; side: 0 | 1; mode: MarginMode; realized: Fixed },
+    maker: { accountId: number; mode: MarginMode; realized: Fixed },
+    kind: string,
+  ): void {
+    const now = this.deps.now();
+    const fill = directFillRecord(this.deps.nextTradeId(), market, priceTicks, lots, taker, maker, now, kind);
+    this.deps.emit({ type: 'fill', fill });
   }
 
   // ---- reads ----

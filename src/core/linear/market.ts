@@ -48,8 +48,11 @@ export class LinearMarket {
   readonly untriggered = new Set<LinearOrder>();
   /** Every non-flat position in this market (funding, liquidation checks and expiry walk it). */
   readonly positions = new Set<Position>();
-  /** Cumulative funding per unit of size (perps; issue 4 feeds it). */
+  /** Cumulative funding per unit of size (perps), in USDC per unit of base. */
   fundingIndex: Fixed = 0n;
+  /** Dated futures: the settlement price once positions were settled at expiry. */
+  settlementPrice: Fixed | null = null;
+  settled = false;
 
   /** Keys of this market's (market, margin mode) pairs inside an account, built once. */
   readonly modeKeys: { readonly cross: string; readonly isolated: string };

@@ -31,6 +31,10 @@ export class Position {
   status: PositionStatus = 'open';
   /** Cumulative funding index the position last settled at (perps). */
   fundingIndex: Fixed = 0n;
+  /** Funding received (positive) or paid (negative) over this position's life. */
+  funding: Fixed = 0n;
+  /** When the last liquidation chunk was sent (the partial-liquidation cooldown). */
+  lastLiquidationAt = 0;
   updatedAt: number;
   /** Valuation at the market's risk mark, cached for mark version `cachedVersion` (-1: stale). */
   cachedVersion = -1;

@@ -3,7 +3,7 @@
  */
 import { BUY } from '../book/order-book.ts';
 import { divRound, type Fixed } from '../money.ts';
-import type { FillRecord, FillSide, OrderRecord, PositionRecord } from '../records.ts';
+import type { FillRecord, FillSide, MarginMode, OrderRecord, PositionRecord } from '../records.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder } from './order.ts';
 import type { Position } from './position.ts';
@@ -94,8 +94,38 @@ export function positionRecord(p: Position): PositionRecord {
     entryPrice: p.entryPrice(),
     realizedPnl: p.realizedPnl,
     isolatedMargin: p.isolatedMargin,
+    funding: p.funding,
     status: p.size === 0 ? (p.status === 'liquidated' ? 'liquidated' : 'closed') : p.status,
     openedAt: p.openedAt,
     updatedAt: p.updatedAt,
+  };
+}
+
+/** A trade the venue made outside the book (backstop takeover, deleveraging): no order, no fee. */
+export function directFillRecord(
+  tradeId: number,
+  market: LinearMarket,
+  priceTicks: number,
+  lots: number,
+  taker: { accountId: number; side: 0 | 1; mode: MarginMode; realized: Fixed },
+  maker: { accountId: number; mode: MarginMode; realized: Fixed },
+  at: number,
+  _kind: string,
+): FillRecord {
+  const takerSide = taker.side === BUY ? 'buy' : 'sell';
+  const makerSide = taker.side === BUY ? 'sell' : 'buy';
+  const side = (accountId: number, s: 'buy' | 'sell', liquidity: 'maker' | 'taker', mode: MarginMode, realized: Fixed): FillSide => ({
+    accountId, orderId: '0', side: s, liquidity, fee: 0n, feeBps: 0n, realizedPnl: realized, marginMode: mode,
+  });
+  return {
+    tradeId: String(tradeId),
+    engine: 'linear',
+    marketId: market.spec.id,
+    price: market.units.price(priceTicks),
+    quantity: market.units.size(lots),
+    takerSide,
+    maker: side(maker.accountId, makerSide, 'maker', maker.mode, maker.realized),
+    taker: side(taker.accountId, takerSide, 'taker', taker.mode, taker.realized),
+    at,
   };
 }

@@ -5,6 +5,7 @@
 import { Type } from 'typebox';
 import { BUY, SELL } from '../../core/book/order-book.ts';
 import type { LinearMarket } from '../../core/linear/market.ts';
+import { systemAccount } from '../../core/ledger/ledger.ts';
 import { formatDecimal, unitOf } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
 import type { GatewayContext } from '../context.ts';
@@ -113,6 +114,26 @@ export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
     return bookSides(market, req.query.depth ?? MAX_BOOK_LEVELS);
   });
 
+  app.get('/perps/insurance-fund', {
+    config: { access: 'public' },
+    schema: {
+      tags: ['market-data'],
+      summary: 'Insurance fund balance, 24 h flows, hourly balance history (7 days) and positions it holds',
+      description: 'The fund receives liquidation fees and funding rounding residues, pays deficits of bankrupt accounts and takes over positions the book cannot absorb (unwound at the mark or better). Its positions are listed additively.',
+      response: responses({
+        200: Type.Object({
+          asset: Type.String(),
+          balance: Type.String(),
+          updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+          inflow24h: Type.String(),
+          outflow24h: Type.String(),
+          history: Type.Array(Type.Object({ at: Type.String({ format: 'date-time' }), balance: Type.String() })),
+          positions: Type.Array(Type.Object({ marketId: Type.String(), side: Type.String(), size: Type.String(), entryPrice: NullableString })),
+        }),
+      }, [429]),
+    },
+  }, async () => insuranceFundView(ctx, Date.now()));
+
   app.get('/perps/fees', {
     config: { access: 'public' },
     schema: {
@@ -129,4 +150,37 @@ export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
       takerBps: dec(t.takerBps),
     })),
   );
+}
+
+const HOUR = 3_600_000;
+
+/** The fund's ledger account read back: balance, flows and an hourly history. */
+function insuranceFundView(ctx: GatewayContext, now: number) {
+  const asset = ctx.exchange.config.settlementAsset;
+  const entries = ctx.walletHistory.systemHistory('insurance', asset, now - 7 * 24 * HOUR);
+  const balance = ctx.exchange.ledger.balance(systemAccount('insurance', asset));
+  let inflow = 0n;
+  let outflow = 0n;
+  for (const e of entries) {
+    if (e.at < now - 24 * HOUR) continue;
+    if (e.amount > 0n) inflow += e.amount;
+    else outflow -= e.amount;
+  }
+  const hourly = new Map<number, bigint>();
+  for (const e of entries) hourly.set(Math.floor(e.at / HOUR) * HOUR + HOUR, e.balanceAfter);
+  const fund = ctx.exchange.linear.findAccount(0);
+  return {
+    asset,
+    balance: dec(balance),
+    updatedAt: entries.length === 0 ? null : iso(entries[entries.length - 1]!.at),
+    inflow24h: dec(inflow),
+    outflow24h: dec(outflow),
+    history: [...hourly].map(([at, b]) => ({ at: iso(Math.min(at, now)), balance: dec(b) })),
+    positions: [...(fund?.positions.values() ?? [])].filter((p) => p.size !== 0).map((p) => ({
+      marketId: p.market.spec.id,
+      side: p.size > 0 ? 'long' : 'short',
+      size: dec(p.market.units.size(Math.abs(p.size))),
+      entryPrice: decOrNull(p.entryPrice()),
+    })),
+  };
 }

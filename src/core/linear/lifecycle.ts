@@ -1,0 +1,301 @@
+/**
+ * Time-driven life of the linear markets, run on every clock tick (and liquidation checks also on
+ * every mark move): perpetual funding (funding.ts), liquidation with the insurance fund and
+ * auto-deleveraging, and dated-future expiry. research/mechanics.md 1.3, 1.7 and 2.
+ *
+ * Liquidation, per account (cross) or per position (isolated), when equity < maintenance margin at
+ * a fresh mark:
+ *   1. cancel the account's orders (frees order margin);
+ *   2. send a reduce-only IOC order into the book for the position — 20 % chunks for positions above
+ *      `partialAboveNotional`, one chunk per `cooldownMs` — priced no worse than the bankruptcy price
+ *      (the price at which the collateral behind the position is exhausted); a liquidation fee of
+ *      `feeBps` of the filled notional (never more than the equity left) goes to the insurance fund;
+ *   3. if the book could not absorb the chunk, or equity is below 2/3 of maintenance, the insurance
+ *      fund takes the position over at the mark (it is an account of its own whose cash is the
+ *      `insurance` ledger account) and pays any deficit the account is left with;
+ *   4. if the fund cannot pay that deficit, the position is deleveraged instead: closed at the
+ *      bankruptcy price against opposite positions, most profitable (unrealised PnL over cost) first.
+ * The fund unwinds positions it took over by reduce-only IOC orders at the mark or better.
+ *
+ * Expiry: at the expiry time trading stops, open orders become `expired`, and once the 30-minute
+ * index TWAP before expiry is known every position is closed at it (rounded to the tick) against
+ * the market's clearing account (ledger type `settlement`); the market leaves the listings at once.
+ * Without index history for the window, settlement waits for the next tick: never an invented price.
+ */
+import { BUY, SELL } from '../book/order-book.ts';
+import { systemAccount, type Ledger } from '../ledger/ledger.ts';
+import { divRound, type Fixed } from '../money.ts';
+import type { IndexBoard } from '../prices/index-board.ts';
+import type { MarginMode } from '../records.ts';
+import type { LinearEngine } from './engine.ts';
+import { FundingState, intervalRate, nextFundingTime, samplePremium, type FundingSettings } from './funding.ts';
+import { accountRisk, isolatedHealth } from './margin.ts';
+import { MARK_SETTINGS, type LinearMarket } from './market.ts';
+import type { Position } from './position.ts';
+
+export interface LiquidationSettings {
+  readonly partialAboveNotional: Fixed;
+  readonly partialBps: number;
+  readonly cooldownMs: number;
+  readonly feeBps: number;
+}
+
+export interface LifecycleSettings {
+  readonly funding: FundingSettings;
+  readonly liquidation: LiquidationSettings;
+}
+
+export interface LifecycleDeps {
+  readonly ledger: Ledger;
+  readonly index: IndexBoard;
+  readonly settlementAsset: string;
+  readonly settlementDecimals: number;
+  now(): number;
+}
+
+/** The insurance fund trades as account 0 (user accounts start at 1). */
+export const FUND_ACCOUNT = 0;
+
+const SCALE = 10n ** 18n;
+
+export class LinearLifecycle {
+  private readonly funding = new Map<LinearMarket, FundingState>();
+
+  constructor(
+    private readonly engine: LinearEngine,
+    private readonly deps: LifecycleDeps,
+    readonly settings: LifecycleSettings,
+  ) {}
+
+  onTick(now: number): void {
+    for (const market of this.engine.markets.values()) {
+      if (market.spec.expiry !== null && now >= market.spec.expiry && !market.settled) this.expire(market, now);
+      else if (market.isPerp && market.status === 'open') this.fundingTick(market, now);
+    }
+    this.checkLiquidations(null);
+    this.unwindFund();
+  }
+
+  // ---- funding ----
+
+  private fundingTick(market: LinearMarket, now: number): void {
+    const state = this.stateOf(market);
+    const boundary = Math.floor(now / this.settings.funding.intervalMs) * this.settings.funding.intervalMs;
+    if (state.lastFundingAt === 0) state.lastFundingAt = boundary;
+    else if (boundary > state.lastFundingAt) {
+      this.payFunding(market, state, boundary);
+      state.lastFundingAt = boundary;
+    }
+    const index = this.deps.index.index(market.spec.underlying, now);
+    if (index !== null) samplePremium(state, market, index.price, now, this.settings.funding);
+  }
+
+  /** Pays one interval: index += rate × index price; each position settles −size × Δindex. */
+  private payFunding(market: LinearMarket, state: FundingState, at: number): void {
+    const index = this.deps.index.index(market.spec.underlying, this.deps.now());
+    const rate = intervalRate(state, market, this.settings.funding);
+    state.lastRate = rate;
+    if (index === null || rate === 0n) return; // no fresh index: no funding on an invented price
+    const delta = divRound(rate * index.price, SCALE, 'halfUp');
+    market.fundingIndex += delta;
+    const payments: { position: Position; amount: Fixed }[] = [];
+    for (const p of market.positions) {
+      if (p.size === 0) continue;
+      const owed = -divRound((market.fundingIndex - p.fundingIndex) * market.units.size(p.size), SCALE, 'trunc');
+      p.fundingIndex = market.fundingIndex;
+      const amount = this.roundDown(owed);
+      if (amount !== 0n) payments.push({ position: p, amount });
+    }
+    this.engine.postFunding(market, payments, at);
+  }
+
+  /** Funding figures for market stats: the predicted rate of the running interval. */
+  fundingInfo(market: LinearMarket, now: number): { rate: Fixed; nextFundingAt: number } | null {
+    if (!market.isPerp) return null;
+    const state = this.stateOf(market);
+    return { rate: intervalRate(state, market, this.settings.funding), nextFundingAt: nextFundingTime(now, this.settings.funding.intervalMs) };
+  }
+
+  private stateOf(market: LinearMarket): FundingState {
+    let state = this.funding.get(market);
+    if (state === undefined) this.funding.set(market, (state = new FundingState()));
+    return state;
+  }
+
+  /** Rounds to the settlement unit toward −∞: payers pay up, receivers receive down. */
+  private roundDown(amount: Fixed): Fixed {
+    const unit = 10n ** BigInt(18 - this.deps.settlementDecimals);
+    return divRound(amount, unit, 'floor') * unit;
+  }
+
+  // ---- liquidation ----
+
+  /** Checks every account with a position in markets of `underlying` (all when null). */
+  checkLiquidations(underlying: string | null): void {
+    const accounts = new Set<number>();
+    for (const market of this.engine.markets.values()) {
+      if (market.mark === null || market.status !== 'open') continue;
+      if (underlying !== null && market.spec.underlying !== underlying) continue;
+      for (const p of market.positions) if (p.accountId !== FUND_ACCOUNT) accounts.add(p.accountId);
+    }
+    for (const id of [...accounts].sort((a, b) => a - b)) this.checkAccount(id);
+  }
+
+  private checkAccount(accountId: number): void {
+    const account = this.engine.findAccount(accountId);
+    if (account === undefined) return;
+    const risk = accountRisk(account, this.engine.balance(accountId));
+    if (risk.positionMM > 0n && risk.crossEquity < risk.positionMM) this.liquidateCross(accountId);
+    for (const p of [...account.positions.values()]) {
+      if (p.marginMode !== 'isolated' || p.size === 0) continue;
+      const health = isolatedHealth(p);
+      if (health !== null && health.equity < health.maintenance) this.liquidateIsolated(p);
+    }
+  }
+
+  private liquidateCross(accountId: number): void {
+    this.engine.cancelAccountOrders(accountId, null);
+    const account = this.engine.findAccount(accountId)!;
+    let target: Position | null = null;
+    for (const p of account.positions.values()) {
+      if (p.marginMode !== 'cross' || p.size === 0 || p.market.mark === null) continue;
+      if (target === null || p.cachedMM > target.cachedMM) target = p;
+    }
+    if (target === null) return;
+    const risk = () => accountRisk(account, this.engine.balance(accountId));
+    this.liquidatePosition(target, () => {
+      const r = risk();
+      return { equity: r.crossEquity, maintenance: r.positionMM, cash: r.balance - r.isolatedAllocated };
+    });
+  }
+
+  private liquidateIsolated(p: Position): void {
+    this.engine.cancelAccountOrders(p.accountId, { market: p.market, mode: 'isolated' });
+    this.liquidatePosition(p, () => {
+      const h = isolatedHealth(p);
+      return { equity: h?.equity ?? 0n, maintenance: h?.maintenance ?? 0n, cash: p.isolatedMargin };
+    });
+  }
+
+  /**
+   * The liquidation ladder for one position; `health` re-reads the equity, maintenance margin and
+   * the cash behind the position (cross collateral or the isolated allocation) after each step.
+   */
+  private liquidatePosition(p: Position, health: () => { equity: Fixed; maintenance: Fixed; cash: Fixed }): void {
+    const now = this.deps.now();
+    const market = p.market;
+    const mark = market.mark;
+    if (mark === null) return;
+    let h = health();
+    if (h.equity >= h.maintenance) return;
+    const severe = h.equity * 3n < h.maintenance * 2n;
+    const lots = this.chunkLots(p, mark, now, severe);
+    let unfilled = false;
+    if (lots > 0) {
+      const side = p.size > 0 ? SELL : BUY;
+      const limit = this.bankruptcyTicks(p, h.equity, mark);
+      const order = this.engine.liquidationOrder(p.accountId, market, p.marginMode, side, lots, limit);
+      p.lastLiquidationAt = now;
+      this.chargeLiquidationFee(p, order.filledNotional, health().equity);
+      if (p.size === 0) p.status = 'liquidated';
+      unfilled = order.filledLots < lots;
+      h = health();
+    }
+    if (p.size !== 0 && h.equity < h.maintenance && (severe || unfilled)) this.backstop(p, h.cash, mark);
+  }
+
+  /** Lots to send now: 20 % chunks above the partial threshold, one per cooldown, all when severe. */
+  private chunkLots(p: Position, mark: Fixed, now: number, severe: boolean): number {
+    const size = Math.abs(p.size);
+    const l = this.settings.liquidation;
+    if (severe || p.notional(mark) <= l.partialAboveNotional) return size;
+    if (now - p.lastLiquidationAt < l.cooldownMs) return 0;
+    return Math.min(size, Math.max(1, Math.ceil((size * l.partialBps) / 10_000)));
+  }
+
+  /** The price (ticks) at which `equity` would be gone: mark − equity / size, no worse than one tick. */
+  private bankruptcyTicks(p: Position, equity: Fixed, mark: Fixed): number {
+    const size = p.market.units.size(p.size);
+    const price = mark - divRound(equity * SCALE, size, 'trunc');
+    const tick = p.market.units.tick;
+    const ticks = p.size > 0 ? divRound(price, tick, 'ceil') : divRound(price, tick, 'floor');
+    return Number(ticks < 1n ? 1n : ticks);
+  }
+
+  private chargeLiquidationFee(p: Position, filledNotional: Fixed, equityAfter: Fixed): void {
+    if (filledNotional === 0n || equityAfter <= 0n) return;
+    const unit = 10n ** BigInt(18 - this.deps.settlementDecimals);
+    const fee = divRound(filledNotional * BigInt(this.settings.liquidation.feeBps), 10_000n * unit, 'ceil') * unit;
+    const charged = fee < equityAfter ? fee : equityAfter - (equityAfter % unit);
+    if (charged > 0n) this.engine.chargeLiquidationFee(p, charged);
+  }
+
+  /**
+   * The insurance fund takes the rest of the position at the mark and pays the account's deficit;
+   * when the fund cannot pay it, the position is deleveraged at the bankruptcy price instead.
+   */
+  private backstop(p: Position, cash: Fixed, mark: Fixed): void {
+    const deficit = -(cash + p.unrealized(mark));
+    const fund = this.deps.ledger.balance(systemAccount('insurance', this.deps.settlementAsset));
+    if (deficit > 0n && fund < deficit) {
+      this.deleverage(p, cash);
+      return;
+    }
+    const ticks = Number(divRound(mark, p.market.units.tick, 'halfUp'));
+    this.engine.transferPosition(p, FUND_ACCOUNT, 'cross', Math.abs(p.size), ticks, 'backstop');
+    p.status = 'liquidated';
+  }
+
+  /** Closes `p` against the most profitable opposite positions at the price where its cash is zero. */
+  private deleverage(p: Position, cash: Fixed): void {
+    const market = p.market;
+    const mark = market.mark!;
+    const size = market.units.size(p.size);
+    const bankrupt = divRound((p.cost - cash) * SCALE, size, p.size > 0 ? 'ceil' : 'floor');
+    const ticks = Number(divRound(bankrupt, market.units.tick, p.size > 0 ? 'ceil' : 'floor'));
+    const candidates = [...market.positions]
+      .filter((q) => q !== p && q.accountId !== p.accountId && q.size !== 0 && Math.sign(q.size) !== Math.sign(p.size))
+      .map((q) => ({ q, score: q.cost === 0n ? 0n : divRound(q.unrealized(mark) * SCALE, abs(q.cost), 'trunc') }))
+      .sort((a, b) => (b.score > a.score ? 1 : b.score < a.score ? -1 : Math.abs(b.q.size) - Math.abs(a.q.size) || a.q.accountId - b.q.accountId));
+    for (const { q } of candidates) {
+      if (p.size === 0) break;
+      const lots = Math.min(Math.abs(q.size), Math.abs(p.size));
+      this.engine.adlTrade(p, q, lots, Math.max(1, ticks));
+    }
+    p.status = 'liquidated';
+  }
+
+  /** The fund closes what it took over, only at the mark or better, as the book allows. */
+  private unwindFund(): void {
+    const fund = this.engine.findAccount(FUND_ACCOUNT);
+    if (fund === undefined) return;
+    for (const p of [...fund.positions.values()]) {
+      const mark = p.market.mark;
+      if (p.size === 0 || mark === null || p.market.status !== 'open') continue;
+      const ticks = Number(divRound(mark, p.market.units.tick, p.size > 0 ? 'ceil' : 'floor'));
+      this.engine.liquidationOrder(FUND_ACCOUNT, p.market, p.marginMode, p.size > 0 ? SELL : BUY, Math.abs(p.size), ticks);
+    }
+  }
+
+  // ---- expiry ----
+
+  private expire(market: LinearMarket, now: number): void {
+    if (market.status === 'open') {
+      market.status = 'expired';
+      this.engine.cancelMarketOrders(market, 'expired');
+    }
+    const expiry = market.spec.expiry!;
+    const twap = this.deps.index.twap(market.spec.underlying, expiry - MARK_SETTINGS.settlementWindowMs, expiry);
+    if (twap === null || now < expiry) return;
+    const ticks = Number(divRound(twap, market.units.tick, 'halfUp'));
+    market.settlementPrice = market.units.price(ticks);
+    this.engine.settleMarket(market, ticks);
+    market.settled = true;
+  }
+}
+
+function abs(a: Fixed): Fixed {
+  return a < 0n ? -a : a;
+}
+
+export type { MarginMode };
