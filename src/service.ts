@@ -34,7 +34,7 @@ import { perpsMarketRoutes } from './gateway/routes/perps-markets.ts';
 import { perpsTradingRoutes } from './gateway/routes/perps-trading.ts';
 import { Ticker } from './runtime/ticker.ts';
 import { ChainWatcher } from './runtime/chain-watcher.ts';
-import { Sequencer } from './runtime/sequencer.ts';
+import { Sequencer, type Clock } from './runtime/sequencer.ts';
 
 export interface Service {
   readonly app: TypedApp;
@@ -47,6 +47,8 @@ export interface Service {
 export interface ServiceOptions {
   readonly onFatal?: (error: unknown) => void;
   readonly logger?: boolean;
+  /** The clock commands are stamped with (default: wall clock); tests pass one they advance. */
+  readonly clock?: Clock;
 }
 
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
@@ -63,7 +65,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
     app?.log.fatal({ err: error }, 'exchange core stopped; exiting so the journal can be replayed');
     setImmediate(() => process.exit(1));
   });
-  const sequencer = new Sequencer(exchange, journal, { now: Date.now }, { maxBatch: 2048, onFatal });
+  const clock = options.clock ?? { now: Date.now };
+  const sequencer = new Sequencer(exchange, journal, clock, { maxBatch: 2048, onFatal });
   const replayed = sequencer.recover();
 
   const chain = new SimulatedChain({
@@ -78,6 +81,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const siwe = new SiweVerifier(authStore, settings);
   const ctx: GatewayContext = {
     settings, sequencer, exchange, walletHistory, tradingHistory, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: Date.now(),
+    now: () => clock.now(),
   };
 
   app = await createApp({

@@ -29,6 +29,8 @@ export interface GatewayContext {
   /** Present when the embedded simulated chain is in use (admin deposit and reorg act on it). */
   readonly simulatedChain: SimulatedChain | null;
   readonly startedAt: number;
+  /** The service clock (the sequencer stamps commands with it; tests may drive it by hand). */
+  now(): number;
 }
 
 /** Submits a command and waits until it is durable; a rejection becomes the matching API error. */

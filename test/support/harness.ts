@@ -23,7 +23,11 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startService(env: Record<string, string> = {}, dataDir?: string): Promise<TestService> {
+export async function startService(
+  env: Record<string, string> = {},
+  dataDir?: string,
+  options: { clock?: { now(): number } } = {},
+): Promise<TestService> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'exchange-test-'));
   const merged: Record<string, string> = {
     PORT: '0',
@@ -42,6 +46,7 @@ export async function startService(env: Record<string, string> = {}, dataDir?: s
   const settings = loadSettings(merged);
   const service = await createService(settings, {
     logger: false,
+    clock: options.clock,
     onFatal: (error) => {
       // A fail-stop in a test is a bug: make it loud instead of exiting the test process.
       console.error('exchange core stopped (fail-stop):', error);

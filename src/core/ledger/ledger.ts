@@ -37,7 +37,13 @@ export const LEDGER_ENTRY_TYPES = [
 ] as const;
 export type LedgerEntryType = (typeof LEDGER_ENTRY_TYPES)[number];
 
-export type SystemAccountName = 'chain' | 'withdrawals_pending' | 'fees' | 'insurance' | `clearing:${string}`;
+export type SystemAccountName =
+  | 'chain'
+  | 'withdrawals_pending'
+  | 'fees'
+  | 'insurance'
+  | 'treasury'
+  | `clearing:${string}`;
 
 /** Where a line lands: a user's bucket, or a system account. */
 export type LedgerAccount =

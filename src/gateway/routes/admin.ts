@@ -58,7 +58,7 @@ export function adminRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const price = parsePrice(req.body.price, 'price', 18);
-    const now = Date.now();
+    const now = ctx.now();
     const quote = await execute(ctx, { type: 'index.publish', underlying: req.body.underlying, price, sourceTs: now });
     return { underlying: req.body.underlying, price: dec(quote.price), sourceTs: iso(quote.sourceTs) };
   });

@@ -167,7 +167,7 @@ export function marketDataRoutes(
   }, async (req) => {
     const market = find(req.query.symbol);
     const resolution: Resolution = req.query.resolution ?? '15';
-    const range = candleRange(resolution, req.query.from, req.query.to, Math.floor(Date.now() / 1000));
+    const range = candleRange(resolution, req.query.from, req.query.to, Math.floor(ctx.now() / 1000));
     const { countback } = req.query;
     const from = countback === undefined ? range.from : range.to - MAX_CANDLE_RANGE_SEC;
     const bars = history.candles(market.spec.id, resolution, Math.max(0, from), range.to, countback);
@@ -198,7 +198,7 @@ export function marketDataRoutes(
       ),
       response: responses({ 200: MarketStats }, [400, 404, 429]),
     },
-  }, async (req) => marketStats(ctx, history, find(req.query.marketId), Date.now(), funding));
+  }, async (req) => marketStats(ctx, history, find(req.query.marketId), ctx.now(), funding));
 }
 
 /** Resolves the defaults and checks the range of a candle request (all in Unix seconds). */

@@ -87,7 +87,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const id = accountId(callerAddress(req));
-    return id === undefined ? [] : positionViews(ctx.exchange.linear, id, Date.now()).map(positionView);
+    return id === undefined ? [] : positionViews(ctx.exchange.linear, id, ctx.now()).map(positionView);
   });
 
   app.get('/perps/trades', {

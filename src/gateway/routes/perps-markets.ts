@@ -81,7 +81,7 @@ export function bookSides(m: LinearMarket, depth: number) {
 
 export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
   const list = async () => {
-    const now = Date.now();
+    const now = ctx.now();
     return [...ctx.exchange.linear.markets.values()]
       .filter((m) => m.status === 'open' && (m.spec.expiry === null || m.spec.expiry > now))
       .sort((a, b) => (a.spec.expiry ?? 0) - (b.spec.expiry ?? 0) || (a.spec.id < b.spec.id ? -1 : 1))
@@ -132,7 +132,7 @@ export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
         }),
       }, [429]),
     },
-  }, async () => insuranceFundView(ctx, Date.now()));
+  }, async () => insuranceFundView(ctx, ctx.now()));
 
   app.get('/perps/fees', {
     config: { access: 'public' },

@@ -74,7 +74,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const address = callerAddress(req);
     const request = orderRequest(req.body, marketSpec(req.body.marketId));
-    const { plan, rejection } = ctx.exchange.previewPerpOrder(address, request, Date.now());
+    const { plan, rejection } = ctx.exchange.previewPerpOrder(address, request, ctx.now());
     return {
       notional: dec(plan?.notional ?? 0n),
       marginRequired: dec(plan?.marginRequired ?? 0n),

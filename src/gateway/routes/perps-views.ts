@@ -10,6 +10,6 @@ import { positionView } from '../schemas/orders.ts';
 export function positionViewOf(ctx: GatewayContext, address: string, marketId: string, mode: MarginMode) {
   const account = ctx.exchange.accounts.find(address);
   if (account === undefined) return null;
-  const p = positionViews(ctx.exchange.linear, account.id, Date.now()).find((v) => v.marketId === marketId && v.marginMode === mode);
+  const p = positionViews(ctx.exchange.linear, account.id, ctx.now()).find((v) => v.marketId === marketId && v.marginMode === mode);
   return p === undefined ? null : positionView(p);
 }
