@@ -20,6 +20,7 @@ import { orderRequest } from '../order-requests.ts';
 import { responses } from '../schemas/common.ts';
 import {
   BulkQuoteResult,
+  ClientOrderId,
   fillView,
   MarginModeSchema,
   OrderResultView,
@@ -95,8 +96,8 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
       body: Type.Object(
         {
           marketId: Type.String({ maxLength: 40 }),
-          bid: Type.Optional(Type.Object({ price: Decimal(), quantity: Decimal(), clientOrderId: Type.Optional(Type.String({ maxLength: 36 })) }, { additionalProperties: false })),
-          ask: Type.Optional(Type.Object({ price: Decimal(), quantity: Decimal(), clientOrderId: Type.Optional(Type.String({ maxLength: 36 })) }, { additionalProperties: false })),
+          bid: Type.Optional(Type.Object({ price: Decimal(), quantity: Decimal(), clientOrderId: Type.Optional(ClientOrderId) }, { additionalProperties: false })),
+          ask: Type.Optional(Type.Object({ price: Decimal(), quantity: Decimal(), clientOrderId: Type.Optional(ClientOrderId) }, { additionalProperties: false })),
           postOnly: Type.Optional(Type.Boolean()),
           quoteId: Type.Optional(QuoteId),
         },
