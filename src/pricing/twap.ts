@@ -57,6 +57,12 @@ export class TwapAccumulator {
     if (i > this.head) this.dropBefore(i);
   }
 
+  /** Whether some sample was taken inside [fromMs, toMs] (not only carried in from before). */
+  hasSampleIn(fromMs: number, toMs: number): boolean {
+    const i = this.lastAtOrBefore(toMs);
+    return i >= this.head && this.ts[i]! >= fromMs;
+  }
+
   /** Time-weighted average over [fromMs, toMs]; null when no sample covers it. */
   average(fromMs: number, toMs: number): Fixed | null {
     if (toMs < fromMs) throw new RangeError('toMs before fromMs');

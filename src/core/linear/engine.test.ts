@@ -585,7 +585,7 @@ describe('self-trade prevention', () => {
 });
 
 describe('isolated margin', () => {
-  test('a fill allocates its initial margin out of the cross pool; closes release it pro rata', () => {
+  test('a fill allocates its initial margin out of the cross pool; a close releases its share and its PnL', () => {
     const v = new Venue();
     v.fund(A, '10000');
     v.fund(B, '100000');
@@ -597,9 +597,10 @@ describe('isolated margin', () => {
     assert.equal(d(risk.isolatedAllocated), im('200000'));
     const used = formatDecimal(fx(im('200000')) + fx('100'));
     assert.equal(d(freeBefore - risk.free), used, 'margin + taker fee');
-    // half closed at +1000: PnL joins the margin, half of it is released
+    // half closed at +1000: the closed half's margin and its PnL return to the cross pool; the
+    // remaining half of the position keeps half of the allocation
     v.trade(A, B, 'sell', '1', '101000', 'isolated');
-    const kept = formatDecimal((fx(im('200000')) + fx('1000')) / 2n);
+    const kept = formatDecimal(fx(im('200000')) / 2n);
     assert.equal(v.position(A, 'isolated')?.isolatedMargin, kept);
     v.trade(A, B, 'sell', '1', '101000', 'isolated');
     assert.equal(v.position(A, 'isolated'), null);

@@ -489,12 +489,16 @@ export class LinearEngine implements MatchSink {
    */
   private adjustIsolated(p: Position, before: number, closedLots: number, realized: Fixed, openedLots: number, priceTicks: number): void {
     if (closedLots > 0) {
-      p.isolatedMargin += realized;
-      const remaining = Math.abs(before) - closedLots;
-      // A loss beyond the allocation is the insurance fund's, never the cross pool's: cover it now,
-      // before a release, a close or a flip's new margin could hide it.
+      // The closed lots' share of the allocation plus their realised PnL returns to the cross pool,
+      // but never a negative amount: a loss beyond that share stays with (and eats into) the rest
+      // of the allocation, so no part of an isolated loss ever leaks onto the cross collateral.
+      const share = (p.isolatedMargin * BigInt(closedLots)) / BigInt(Math.abs(before));
+      const released = share + realized;
+      p.isolatedMargin -= share;
+      if (released < 0n) p.isolatedMargin += released;
+      if (Math.abs(before) === closedLots && p.isolatedMargin > 0n) p.isolatedMargin = 0n;
+      // A loss beyond the whole allocation is the insurance fund's, never the cross pool's.
       if (p.isolatedMargin < 0n) this.coverIsolated(p);
-      else p.isolatedMargin = remaining === 0 ? 0n : (p.isolatedMargin * BigInt(remaining)) / BigInt(Math.abs(before));
     }
     if (openedLots > 0) p.isolatedMargin += isolatedInitial(p.market, openedLots, p.market.units.price(priceTicks));
   }
@@ -510,7 +514,7 @@ export class LinearEngine implements MatchSink {
     const insurance = systemAccount('insurance', asset);
     const user = this.account(accountId).perpsLedger;
     if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) {
-      const gap = -position.isolatedMargin;
+      const gap = this.unitsDown(-position.isolatedMargin);
       position.isolatedMargin = 0n;
       this.deps.ledger.move('insurance_fund', insurance, user, gap, at, { ref: `shortfall:${position.market.spec.id}` });
     }
@@ -521,12 +525,21 @@ export class LinearEngine implements MatchSink {
   /** The insurance fund pays an isolated position's negative margin into its owner's bucket. */
   private coverIsolated(position: Position): void {
     const asset = this.deps.settlementAsset;
-    const gap = -position.isolatedMargin;
+    const gap = this.unitsDown(-position.isolatedMargin);
     position.isolatedMargin = 0n;
     const insurance = systemAccount('insurance', asset);
     const user = this.account(position.accountId).perpsLedger;
     const ref = `shortfall:${position.market.spec.id}`;
     this.deps.ledger.move('insurance_fund', insurance, user, gap, this.deps.now(), { ref });
+  }
+
+  /**
+   * An isolated allocation is exact to 18 digits; what the fund pays into a bucket is whole units
+   * of the settlement asset, rounded down (money given rounds down; the bucket stays >= 0 because
+   * it is in whole units and holds at least the allocation).
+   */
+  private unitsDown(amount: Fixed): Fixed {
+    return roundTo(amount, this.deps.settlementDecimals, 'floor');
   }
 
   private positionClosed(account: LinearAccount, position: Position): void {

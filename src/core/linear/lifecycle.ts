@@ -13,9 +13,13 @@
  *   3. if the book could not absorb the chunk, or equity is below 2/3 of maintenance, the insurance
  *      fund takes the position over at the mark (it is an account of its own whose cash is the
  *      `insurance` ledger account) and pays any deficit the account is left with;
- *   4. if the fund cannot pay that deficit, the position is deleveraged instead: closed at the
- *      bankruptcy price against opposite positions, most profitable (unrealised PnL over cost) first.
- * The fund unwinds positions it took over by reduce-only IOC orders at the mark or better.
+ *   4. if the fund cannot carry it (its equity — cash plus the unrealised PnL of what it holds —
+ *      after paying that deficit is below the maintenance margin of all it would then hold), the
+ *      position is deleveraged instead: closed at the bankruptcy price against opposite positions,
+ *      most profitable (unrealised PnL over cost) first.
+ * The fund unwinds positions it took over by reduce-only IOC orders at the mark or better; when its
+ * equity falls below the maintenance margin of what it holds, those positions are deleveraged (at
+ * the mark, or where its equity is zero if it is negative).
  *
  * Expiry: at the expiry time trading stops, open orders become `expired`, and once the 30-minute
  * index TWAP before expiry is known every position is closed at it (rounded to the tick) against
@@ -23,10 +27,11 @@
  * Without index history for the window, settlement waits for the next tick: never an invented price.
  */
 import { BUY, SELL } from '../book/order-book.ts';
-import { systemAccount, type Ledger } from '../ledger/ledger.ts';
+import type { Ledger } from '../ledger/ledger.ts';
 import { divRound, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
 import type { MarginMode } from '../records.ts';
+import type { LinearAccount } from './account.ts';
 import type { LinearEngine } from './engine.ts';
 import { FundingState, intervalRate, nextFundingTime, samplePremium, type FundingSettings } from './funding.ts';
 import { accountRisk, isolatedHealth } from './margin.ts';
@@ -236,14 +241,26 @@ export class LinearLifecycle {
    */
   private backstop(p: Position, cash: Fixed, mark: Fixed): void {
     const deficit = -(cash + p.unrealized(mark));
-    const fund = this.deps.ledger.balance(systemAccount('insurance', this.deps.settlementAsset));
-    if (deficit > 0n && fund < deficit) {
+    if (!this.fundCanCarry(p, deficit > 0n ? deficit : 0n, mark)) {
       this.deleverage(p, cash);
       return;
     }
     const ticks = Number(divRound(mark, p.market.units.tick, 'halfUp'));
     this.engine.transferPosition(p, FUND_ACCOUNT, 'cross', Math.abs(p.size), ticks, 'backstop');
     p.status = 'liquidated';
+  }
+
+  /**
+   * Whether the fund can take `p` over: its equity (cash plus the unrealised PnL of the positions
+   * it already holds), after paying `deficit`, must still cover the maintenance margin of all it
+   * would then hold. Cash alone is not enough: an empty fund, or one sitting on losses in a crash,
+   * would keep taking positions it cannot carry, and their losses would drive it below zero.
+   */
+  private fundCanCarry(p: Position, deficit: Fixed, mark: Fixed): boolean {
+    const fund = this.engine.account(FUND_ACCOUNT);
+    const risk = accountRisk(fund, this.deps.ledger.balance(fund.perpsLedger));
+    const maintenance = risk.positionMM + p.market.margin.maintenance(p.notional(mark));
+    return risk.crossEquity - deficit >= maintenance;
   }
 
   /** Closes `p` against the most profitable opposite positions at the price where its cash is zero. */
@@ -274,6 +291,25 @@ export class LinearLifecycle {
       if (p.size === 0 || mark === null || p.market.status !== 'open') continue;
       const ticks = Number(divRound(mark, p.market.units.tick, p.size > 0 ? 'ceil' : 'floor'));
       this.engine.liquidationOrder(FUND_ACCOUNT, p.market, p.marginMode, p.size > 0 ? SELL : BUY, Math.abs(p.size), ticks);
+    }
+    this.deleverageFund(fund);
+  }
+
+  /**
+   * A fund whose equity falls below the maintenance margin of what it holds cannot carry it: its
+   * positions are deleveraged against the most profitable opposite positions, at the mark while
+   * its equity is positive and at the price where its equity is zero otherwise, so its losses stop
+   * where its money does (the fund is exempt from the liquidation checks, mechanics.md 1.7 (5)).
+   */
+  private deleverageFund(fund: LinearAccount): void {
+    for (const p of [...fund.positions.values()]) {
+      const mark = p.market.mark;
+      if (p.size === 0 || mark === null || p.market.status !== 'open') continue;
+      const risk = accountRisk(fund, this.deps.ledger.balance(fund.perpsLedger));
+      if (risk.crossEquity >= risk.positionMM) return;
+      // The cash behind p for deleverage(): closes p at the mark, or where the fund's equity is zero.
+      const equity = risk.crossEquity < 0n ? risk.crossEquity : 0n;
+      this.deleverage(p, equity - p.unrealized(mark));
     }
   }
 

@@ -68,9 +68,14 @@ export class IndexBoard {
     return r === null ? null : { price: r.price, sourceTs: r.sourceTs, sources: r.used };
   }
 
-  /** Time-weighted average index over [fromMs, toMs], or null without samples. */
+  /**
+   * Time-weighted average index over [fromMs, toMs]; null unless a fresh index was sampled inside
+   * the window (a settlement never rests on a price carried over from before it).
+   */
   twap(underlying: string, fromMs: number, toMs: number): Fixed | null {
-    return this.underlyings.get(underlying)?.twap.average(fromMs, toMs) ?? null;
+    const twap = this.underlyings.get(underlying)?.twap;
+    if (twap === undefined || !twap.hasSampleIn(fromMs, toMs)) return null;
+    return twap.average(fromMs, toMs);
   }
 
   /** The newest price any input gave for `underlying`, fresh or not (to resume a simulated feed). */

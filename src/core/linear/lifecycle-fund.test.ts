@@ -1,0 +1,201 @@
+/**
+ * The insurance fund as an account that must be able to carry what it holds (lifecycle.ts
+ * `backstop`, `deleverageFund`; research/mechanics.md 1.7 (4)–(5)), found by the lifecycle
+ * simulation (test/sim/lifecycle.sim.test.ts), where a fund judged by its cash alone kept taking
+ * positions through a crash and ended tens of thousands of USDC below zero:
+ *   - the fund takes a position over only if its equity (cash + unrealised PnL of what it holds),
+ *     after paying the deficit, covers the maintenance margin of everything it would hold;
+ *     otherwise the position is deleveraged at its bankruptcy price;
+ *   - a fund below maintenance on what it holds is deleveraged itself: at the mark while its equity
+ *     is positive, at the price where its equity is zero when it is not;
+ *   - what the fund pays for an isolated shortfall is whole USDC units (isolated margin is exact
+ *     to 18 digits; the ledger is in the asset's units).
+ * After every command: the ledger sums to zero per asset and no user bucket is negative.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { coreConfig } from '../../config/core.ts';
+import type { Command } from '../commands.ts';
+import { Exchange } from '../exchange.ts';
+import { systemAccount, type LedgerEntry } from '../ledger/ledger.ts';
+import { fx, type Fixed } from '../money.ts';
+import { FUND_ACCOUNT } from './lifecycle.ts';
+import type { MarginMode } from '../records.ts';
+import type { OrderRequest } from './order.ts';
+
+const HOUR = 3_600_000;
+const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
+const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
+const INSURANCE = systemAccount('insurance', 'USDC');
+
+class World {
+  readonly ex = new Exchange(coreConfig({
+    depositConfirmations: 1, indexMaxAgeMs: 3 * HOUR, fundingIntervalMs: HOUR,
+  }));
+  now = T0;
+  readonly entries: LedgerEntry[] = [];
+  /** Trades the venue made outside the book against someone other than the fund (ADL). */
+  readonly adl: { price: Fixed; from: number; to: number }[] = [];
+
+  run(c: Command) {
+    this.now += 1000;
+    const out = this.ex.execute(c, this.now);
+    for (const [asset, sum] of this.ex.ledger.totalsByAsset()) assert.equal(sum, 0n, `unbalanced ${asset}`);
+    assert.deepEqual(this.ex.ledger.negativeUserAccounts(), []);
+    assert.ok(out.ok, `command ${c.type} refused: ${!out.ok ? `${out.code} ${out.message}` : ''}`);
+    for (const e of out.events) {
+      if (e.type === 'ledger') this.entries.push(e.entry);
+      if (e.type !== 'fill') continue;
+      const { maker, taker, price } = e.fill;
+      if (maker.orderId === '0' && maker.accountId !== FUND_ACCOUNT) {
+        this.adl.push({ price, from: taker.accountId, to: maker.accountId });
+      }
+    }
+  }
+
+  seedFund(amount: string) {
+    this.ex.ledger.move('insurance_fund', systemAccount('treasury', 'USDC'), INSURANCE, fx(amount), this.now);
+  }
+
+  fund(n: number, perps: string) {
+    const account = addr(n);
+    const amount = fx(perps);
+    this.run({ type: 'chain.deposit_observed', txHash: `0xd${n}`, account, amount, confirmations: 1 });
+    this.run({ type: 'wallet.transfer', account, from: 'wallet', to: 'perps', amount });
+  }
+
+  index(price: string) {
+    this.run({ type: 'index.publish', underlying: 'BTC', price: fx(price), sourceTs: this.now + 1000 });
+  }
+
+  tick() {
+    this.run({ type: 'clock.tick' });
+  }
+
+  order(n: number, side: 'buy' | 'sell', qty: string, price: string | null, mode: MarginMode = 'cross') {
+    const request: OrderRequest = {
+      marketId: 'BTC-PERP', side: side === 'buy' ? 0 : 1, type: price === null ? 'market' : 'limit',
+      quantity: fx(qty), price: price === null ? null : fx(price),
+      timeInForce: price === null ? 'ioc' : 'gtc',
+      postOnly: false, reduceOnly: false, marginMode: mode, clientOrderId: null, stopPrice: null,
+      takeProfitPrice: null, stopLossPrice: null, selfTradePrevention: 'cancel_maker', quoteId: null,
+    };
+    this.run({ type: 'perp.place', account: addr(n), request });
+  }
+
+  id(n: number): number {
+    return this.ex.accounts.find(addr(n))!.id;
+  }
+
+  size(n: number): number {
+    const market = this.ex.linear.markets.get('BTC-PERP')!;
+    return this.ex.linear.findAccount(this.id(n))?.position(market, 'cross')?.size ?? 0;
+  }
+
+  fundHeld(marketId = 'BTC-PERP'): number {
+    const market = this.ex.linear.markets.get(marketId)!;
+    return this.ex.linear.findAccount(FUND_ACCOUNT)?.position(market, 'cross')?.size ?? 0;
+  }
+
+  cash(): Fixed {
+    return this.ex.ledger.balance(INSURANCE);
+  }
+
+  perps(n: number): Fixed {
+    return this.ex.ledger.userBalance(this.id(n), 'perps', 'USDC');
+  }
+}
+
+/** Account 2 sells `lots` BTC to each of `longs` at 100 000; each long posts `collateral`. */
+function longs(w: World, collateral: Record<number, string>) {
+  w.index('100000');
+  w.fund(2, '1000000');
+  for (const [n, cash] of Object.entries(collateral)) {
+    w.fund(Number(n), cash);
+    w.order(2, 'sell', '1', '100000');
+    w.order(Number(n), 'buy', '1', null);
+  }
+}
+
+describe('the fund takes over only what it can carry', () => {
+  test('an empty fund does not take a position over: it is deleveraged at its bankruptcy price', () => {
+    const w = new World();
+    longs(w, { 1: '3000' });
+    // Mark 97 700: equity 2 950 − 2 300 = 650 < 2/3 of maintenance 977, no bids. Before the fix
+    // the empty fund took the long (no deficit to pay) and lost 7 745 when the price fell on.
+    w.index('97700');
+    assert.equal(w.size(1), 0);
+    assert.equal(w.fundHeld(), 0, 'the fund holds nothing');
+    assert.equal(w.adl.length, 1);
+    assert.equal(w.adl[0]!.price, fx('97050'), 'bankruptcy price: (100 000 − 2 950) per BTC');
+    assert.equal(w.size(2), 0, 'the short it faced was reduced');
+    w.index('90000');
+    w.tick();
+    assert.equal(w.cash(), 0n, 'the fund neither gained nor lost');
+  });
+
+  test('a fund sitting on losses takes nothing more, whatever its cash', () => {
+    const w = new World();
+    w.seedFund('3000');
+    longs(w, { 1: '3000', 3: '4500' });
+    w.index('97700'); // account 1 is taken over: fund equity 3 000 ≥ maintenance 977
+    assert.equal(w.fundHeld(), 10_000);
+    assert.equal(w.size(3), 10_000);
+    // Mark 96 000: account 3 (equity 450, severe). The fund has 3 000 of cash but an unrealised
+    // loss of 1 700: equity 1 300 < maintenance 960 + 960 of both positions ⇒ deleveraged.
+    w.index('96000');
+    assert.equal(w.size(3), 0);
+    assert.equal(w.fundHeld(), 10_000, 'the fund did not take the second long');
+    assert.deepEqual(w.adl.map((a) => [a.from, a.to]), [[w.id(3), w.id(2)]]);
+    assert.equal(w.cash(), fx('3000'));
+  });
+});
+
+describe('a fund below maintenance on what it holds is deleveraged', () => {
+  test('at the mark while its equity is positive', () => {
+    const w = new World();
+    w.seedFund('1500');
+    longs(w, { 1: '3000' });
+    w.index('97700');
+    assert.equal(w.fundHeld(), 10_000, 'taken over at 97 700');
+    w.index('97000'); // fund equity 1 500 − 700 = 800 < maintenance 970
+    w.tick();
+    assert.equal(w.fundHeld(), 0);
+    assert.deepEqual(w.adl.map((a) => a.price), [fx('97000')], 'closed at the mark');
+    assert.equal(w.cash(), fx('800'), 'the fund keeps its equity');
+    assert.equal(w.size(2), 0);
+  });
+
+  test('at the price where its equity is zero when the market gapped through it', () => {
+    const w = new World();
+    w.seedFund('1000');
+    longs(w, { 1: '3000' });
+    w.index('97700');
+    assert.equal(w.fundHeld(), 10_000);
+    w.index('95000'); // fund equity 1 000 − 2 700 = −1 700
+    w.tick();
+    assert.equal(w.fundHeld(), 0);
+    assert.deepEqual(w.adl.map((a) => a.price), [fx('96700')], '95 000 + 1 700: the short absorbs the gap');
+    assert.equal(w.cash(), 0n, 'the fund ends at zero, not below');
+  });
+});
+
+describe('shortfall payments', () => {
+  test('what the fund pays for an isolated shortfall is whole USDC units', () => {
+    const w = new World();
+    w.seedFund('10');
+    w.index('100000');
+    w.fund(1, '10');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '0.0002', '99999.9');
+    w.order(1, 'buy', '0.0002', null, 'isolated'); // isolated margin 0.3999996 (2 % of 19.99998)
+    w.order(2, 'buy', '0.0001', '99999.9');
+    w.order(2, 'buy', '0.0001', '97000');
+    w.order(1, 'sell', '0.0002', null, 'isolated'); // the second lot loses 0.29999 > its margin left
+    const covers = w.entries.filter((e) => e.type === 'insurance_fund');
+    assert.ok(covers.length > 0, 'the fund paid a shortfall');
+    for (const e of covers) assert.equal(e.amount % 10n ** 12n, 0n, `${e.amount} is not whole micro-USDC`);
+    for (const e of w.entries) assert.equal(e.amount % 10n ** 12n, 0n, `${e.type} ${e.amount}`);
+    assert.ok(w.perps(1) >= 0n);
+  });
+});
