@@ -591,16 +591,17 @@ describe('isolated margin', () => {
     v.fund(B, '100000');
     const freeBefore = v.ex.linear.risk(v.id(A)).free;
     v.trade(A, B, 'buy', '2', '100000', 'isolated');
-    assert.equal(v.position(A, 'isolated')?.isolatedMargin, im('200000'));
+    // the position pays its taker fee (100) out of its own margin, not out of the cross pool
+    const allocated = fx(im('200000')) - fx('100');
+    assert.equal(v.position(A, 'isolated')?.isolatedMargin, formatDecimal(allocated));
     assert.equal(v.position(A), null, 'no cross position');
     const risk = v.ex.linear.risk(v.id(A));
-    assert.equal(d(risk.isolatedAllocated), im('200000'));
-    const used = formatDecimal(fx(im('200000')) + fx('100'));
-    assert.equal(d(freeBefore - risk.free), used, 'margin + taker fee');
+    assert.equal(risk.isolatedAllocated, allocated);
+    assert.equal(d(freeBefore - risk.free), im('200000'), 'the cross pool gave the initial margin, fee included');
     // half closed at +1000: the closed half's margin and its PnL return to the cross pool; the
-    // remaining half of the position keeps half of the allocation
+    // remaining half keeps half of the allocation, less the closing taker fee (50.5) it pays
     v.trade(A, B, 'sell', '1', '101000', 'isolated');
-    const kept = formatDecimal(fx(im('200000')) / 2n);
+    const kept = formatDecimal(allocated / 2n - fx('50.5'));
     assert.equal(v.position(A, 'isolated')?.isolatedMargin, kept);
     v.trade(A, B, 'sell', '1', '101000', 'isolated');
     assert.equal(v.position(A, 'isolated'), null);
@@ -613,7 +614,7 @@ describe('isolated margin', () => {
     v.fund(A, '10000');
     v.fund(B, '100000');
     v.trade(A, B, 'buy', '1', '100000', 'isolated');
-    const margin = fx(im('100000'));
+    const margin = fx(im('100000')) - fx('50'); // the opening taker fee came out of the margin
     const before = fx(v.balance(A));
     v.order(B, { side: 'buy', qty: '1', price: '90000' });
     v.index('95000'); // liquidated: the bid (90000) is past bankruptcy, so the fund backstops
@@ -629,7 +630,7 @@ describe('isolated margin', () => {
     v.fund(A, '10000');
     v.fund(B, '100000');
     v.trade(A, B, 'buy', '1', '100000', 'isolated');
-    const margin = fx(im('100000'));
+    const margin = fx(im('100000')) - fx('50'); // the opening taker fee came out of the margin
     const before = fx(v.balance(A));
     v.order(B, { side: 'buy', qty: '1', price: '95000' });
     v.t += 20_000; // the index is stale: no mark, no liquidation; reduce-only orders still trade

@@ -405,8 +405,18 @@ export class LinearEngine implements MatchSink {
     const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
     const fee = this.deps.fees.fee(notional, bps);
     if (fee !== 0n) this.pendingFees.set(order.owner, (this.pendingFees.get(order.owner) ?? 0n) + fee);
+    // An isolated position pays its fees out of its own margin, never out of the cross pool (which
+    // has no position to liquidate if it went negative); a margin the fee exhausts is the fund's.
+    if (mode === 'isolated' && fee !== 0n) this.chargeIsolated(order.owner, order.market, fee);
     this.deps.volumes.record(order.owner, notional, now);
     return { accountId: order.owner, orderId: String(order.id), fee, feeBps: bps, realizedPnl: realized, marginMode: mode };
+  }
+
+  private chargeIsolated(accountId: number, market: LinearMarket, amount: Fixed): void {
+    const p = this.account(accountId).position(market, 'isolated');
+    if (p === undefined || p.size === 0) return; // a full close released its margin to the cross pool, which pays
+    p.isolatedMargin -= amount;
+    if (p.isolatedMargin < 0n) this.coverIsolated(p);
   }
 
   /**
