@@ -9,9 +9,8 @@ import { SimulatedChain } from './adapters/chain/simulated-chain.ts';
 import { AuthStore } from './adapters/store/auth-store.ts';
 import { openDatabase } from './adapters/store/database.ts';
 import { Journal } from './adapters/store/journal.ts';
-import { MarketHistory } from './adapters/store/projections/market-history.ts';
-import { TradingHistory } from './adapters/store/projections/trading-history.ts';
-import { WalletHistory } from './adapters/store/projections/wallet-history.ts';
+import { historyProjectors } from './adapters/store/projections/index.ts';
+import { WorkerJournalWriter } from './adapters/store/journal-writer.ts';
 import { SimulatedFeed } from './adapters/feed/simulated-feed.ts';
 import { DEFAULT_UNDERLYINGS } from './adapters/feed/price-model.ts';
 import { toFloat } from './core/money.ts';
@@ -32,13 +31,27 @@ import { walletRoutes } from './gateway/routes/wallet.ts';
 import { perpsAccountRoutes } from './gateway/routes/perps-account.ts';
 import { perpsMarketRoutes } from './gateway/routes/perps-markets.ts';
 import { perpsTradingRoutes } from './gateway/routes/perps-trading.ts';
+import { clobAccountRoutes } from './gateway/routes/clob-account.ts';
+import { clobAdminRoutes } from './gateway/routes/clob-admin.ts';
+import { clobMarketRoutes } from './gateway/routes/clob-markets.ts';
+import { clobMmpRoutes } from './gateway/routes/clob-mmp.ts';
+import { clobStrategyRoutes } from './gateway/routes/clob-strategy.ts';
+import { clobTradingRoutes } from './gateway/routes/clob-trading.ts';
+import { StreamHub } from './gateway/streams/hub.ts';
+import { perpsStreamRoutes } from './gateway/streams/perps-streams.ts';
+import { portfolioStreamRoutes } from './gateway/streams/portfolio-streams.ts';
 import { Ticker } from './runtime/ticker.ts';
+import { MarketMaker } from './agents/market-maker.ts';
+import { MARKET_MAKER_CONFIG } from './config/market-maker.ts';
+import { optionsBoardRoutes } from './gateway/routes/options-board.ts';
 import { ChainWatcher } from './runtime/chain-watcher.ts';
 import { Sequencer, type Clock } from './runtime/sequencer.ts';
 
 export interface Service {
   readonly app: TypedApp;
   readonly ctx: GatewayContext;
+  /** The SSE hub (stats for tests and benchmarks). */
+  readonly streams: StreamHub;
   /** Listens on settings.host:port; returns the bound address. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -52,10 +65,10 @@ export interface ServiceOptions {
 }
 
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
-  const db = openDatabase(join(settings.dataDir, 'exchange.sqlite'));
-  const walletHistory = new WalletHistory(db);
-  const tradingHistory = new TradingHistory(db);
-  const marketHistory = new MarketHistory(db);
+  const dbPath = join(settings.dataDir, 'exchange.sqlite');
+  const db = openDatabase(dbPath);
+  // This connection migrates, replays and serves history reads; the journal worker writes.
+  const [walletHistory, tradingHistory, marketHistory] = historyProjectors(db);
   const journal = new Journal(db, [walletHistory, tradingHistory, marketHistory]);
   const authStore = new AuthStore(db);
   const exchange = new Exchange(coreConfig(settings));
@@ -66,7 +79,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
     setImmediate(() => process.exit(1));
   });
   const clock = options.clock ?? { now: Date.now };
-  const sequencer = new Sequencer(exchange, journal, clock, { maxBatch: 2048, onFatal });
+  const writer = new WorkerJournalWriter(dbPath);
+  const sequencer = new Sequencer(exchange, journal, writer, clock, { maxBatch: 4096, maxInFlight: 2, onFatal });
   const replayed = sequencer.recover();
 
   const chain = new SimulatedChain({
@@ -97,7 +111,18 @@ export async function createService(settings: Settings, options: ServiceOptions 
   marketDataRoutes(app, ctx, marketHistory, fundingProvider(exchange, settings.fundingIntervalMs));
   perpsTradingRoutes(app, ctx);
   perpsAccountRoutes(app, ctx);
+  clobMarketRoutes(app, ctx);
+  clobTradingRoutes(app, ctx);
+  clobStrategyRoutes(app, ctx);
+  clobMmpRoutes(app, ctx);
+  clobAccountRoutes(app, ctx);
+  optionsBoardRoutes(app, ctx);
+  const streamSettings = { heartbeatMs: settings.heartbeatMs, ...settings.streams };
+  const streams = new StreamHub(ctx, streamSettings, (err, message) => app?.log.error({ err }, message));
+  perpsStreamRoutes(app, streams);
+  portfolioStreamRoutes(app, streams);
   if (settings.adminToken !== null) adminRoutes(app, ctx);
+  if (settings.adminToken !== null) clobAdminRoutes(app, ctx);
   await app.ready();
   app.log.info({ replayed, journalSeq: journal.head() }, 'exchange core recovered from the journal');
 
@@ -108,10 +133,15 @@ export async function createService(settings: Settings, options: ServiceOptions 
 
   const feed = settings.feed === 'simulated' ? simulatedFeed(exchange, (e) => app?.log.error({ err: e }, 'feed')) : null;
   const ticker = new Ticker(sequencer, settings.tickMs, (e) => app?.log.error({ err: e }, 'tick failed'));
+  const makerKey = authStore.secret('market-maker-key', () => randomBytes(32)).toString('hex');
+  const maker = settings.marketMaker
+    ? new MarketMaker(app, ctx, MARKET_MAKER_CONFIG, `0x${makerKey}`, (message, detail) => app?.log.warn({ detail }, message))
+    : null;
 
   return {
     app,
     ctx,
+    streams,
     async listen() {
       const address = await app.listen({ port: settings.port, host: settings.host });
       chain.start();
@@ -120,14 +150,18 @@ export async function createService(settings: Settings, options: ServiceOptions 
       feed?.start((underlying, observations) => {
         void sequencer.submit({ type: 'prices.observe', underlying, observations });
       });
+      maker?.start().catch((error: unknown) => app?.log.error({ err: error }, 'market maker failed to start'));
       return address;
     },
     async close() {
+      maker?.stop();
       feed?.stop();
       ticker.stop();
       chain.stop();
+      streams.close();
       await app.close();
-      sequencer.flush();
+      await sequencer.drain();
+      await writer.close();
       chain.close();
       db.close();
     },

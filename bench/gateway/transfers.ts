@@ -16,17 +16,14 @@
  *   options: --connections 50 --duration 10 --warmup 3 --accounts 1 --json out.json
  * Not a test: exits 1 if the service fails or the journal does not account for every 2xx.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
-import { ADMIN_TOKEN, call, fund, signIn, waitFor, type Trader } from '../../test/support/harness.ts';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { call, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { freePort, startService } from './child-service.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -41,49 +38,6 @@ const CONNECTIONS = Number(args.connections);
 const DURATION_S = Number(args.duration);
 const WARMUP_S = Number(args.warmup);
 const ACCOUNTS = Number(args.accounts);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startService(dataDir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_ORIGIN: 'http://exchange.test',
-      ADMIN_TOKEN,
-      CHAIN_BLOCK_MS: '40',
-      DEPOSIT_CONFIRMATIONS: '2',
-      LOG_LEVEL: 'warn',
-      MARKET_MAKER: 'off',
-      RATE_LIMIT_ACCOUNT: '1000000000',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  let exited: number | null = null;
-  child.once('exit', (code) => (exited = code ?? -1));
-  await waitFor(async () => {
-    if (exited !== null) throw new Error(`service exited with ${exited}`);
-    try {
-      return (await fetch(`http://127.0.0.1:${port}/health`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 30_000, 50);
-  return child;
-}
 
 async function journalSeq(url: string): Promise<number> {
   const r = await call(url, '/health');
@@ -110,7 +64,7 @@ async function main(): Promise<void> {
   const url = `http://127.0.0.1:${port}`;
   let child: ChildProcess | null = null;
   try {
-    child = await startService(dataDir, port);
+    child = await startService(dataDir, port, { RATE_LIMIT_ACCOUNT: '1000000000' });
     const traders: Trader[] = [];
     for (let i = 0; i < ACCOUNTS; i++) traders.push(await signIn(url));
     await Promise.all(traders.map((t) => fund(url, t, '1000000', 15_000)));

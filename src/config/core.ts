@@ -1,8 +1,10 @@
 /**
  * The core's configuration: assets and their precision, wallet rules, index construction, and the
- * linear engine's markets, fees and limits (config/markets.ts).
+ * linear engine's markets, fees and limits (config/markets.ts), and the CLOB engine's spot pairs,
+ * option ladders, fees and limits (config/clob-markets.ts).
  */
 import type { CoreConfig } from '../core/exchange.ts';
+import { clobConfig } from './clob-markets.ts';
 import type { Settings } from './env.ts';
 import { futureSpec, LINEAR_LIMITS, lifecycleSettings, PERP_FEE_TIERS, perpSpec, UNDERLYINGS } from './markets.ts';
 
@@ -33,5 +35,6 @@ export function coreConfig(
       limits: LINEAR_LIMITS,
       lifecycle: lifecycleSettings(settings.fundingIntervalMs ?? 3_600_000),
     },
+    clob: clobConfig(),
   };
 }

@@ -35,6 +35,14 @@ export interface Settings {
   };
   /** SSE heartbeat period (about 15 s per the contract; tests shorten it). */
   readonly heartbeatMs: number;
+  /** Stream limits (gateway/streams): connection caps, per-connection buffer, credential re-check. */
+  readonly streams: {
+    readonly maxConnections: number;
+    readonly maxPerIp: number;
+    readonly maxPerAccount: number;
+    readonly maxBufferBytes: number;
+    readonly authRecheckMs: number;
+  };
   /** An index input older than this is unavailable (no index, no mark). */
   readonly indexMaxAgeMs: number;
   /** Period of the core's clock tick (marks, triggers, listings, funding, expiry). */
@@ -78,6 +86,13 @@ export function loadSettings(env: Env = readEnv()): Settings {
       orderActionsPerWindow: int(env, 'RATE_LIMIT_ORDERS', 1000, 1, 1e9),
     },
     heartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 10, 600_000),
+    streams: {
+      maxConnections: int(env, 'SSE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+      maxPerIp: int(env, 'SSE_MAX_PER_IP', 100, 1, 1_000_000),
+      maxPerAccount: int(env, 'SSE_MAX_PER_ACCOUNT', 20, 1, 1_000_000),
+      maxBufferBytes: int(env, 'SSE_MAX_BUFFER_BYTES', 262_144, 1024, 67_108_864),
+      authRecheckMs: int(env, 'SSE_AUTH_RECHECK_MS', 1000, 50, 60_000),
+    },
     indexMaxAgeMs: int(env, 'INDEX_MAX_AGE_MS', 10_000, 100, 86_400_000),
     tickMs: int(env, 'TICK_MS', 1000, 10, 60_000),
   };

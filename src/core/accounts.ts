@@ -41,6 +41,15 @@ export class Accounts {
     return this.byId.length;
   }
 
+  /**
+   * Forgets the accounts opened after the first `count` (those of a command that was rejected):
+   * rejected commands are not journaled, so an account they opened would get a different id — or
+   * none — on replay. Ids must depend only on accepted commands.
+   */
+  truncate(count: number): void {
+    while (this.byId.length > count) this.byAddress.delete(this.byId.pop()!.address);
+  }
+
   all(): readonly Account[] {
     return this.byId;
   }

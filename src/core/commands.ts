@@ -13,6 +13,7 @@ import type { WithdrawalMove } from './wallet/wallet.ts';
 import type { CancelFilter, QuoteRequest } from './linear/engine.ts';
 import type { OrderRequest } from './linear/order.ts';
 import type { MarginMode, OrderType, TimeInForce } from './records.ts';
+import type { ClobCommand } from './clob/commands.ts';
 
 export interface PriceObservation {
   readonly source: string;
@@ -43,7 +44,8 @@ export type Command =
   | { type: 'perp.cancel'; account: string; orderId: number }
   | { type: 'perp.cancel_all'; account: string; filter: CancelFilter }
   | { type: 'perp.quote'; account: string; quote: QuoteRequest }
-  | { type: 'perp.close'; account: string; close: ClosePositionRequest };
+  | { type: 'perp.close'; account: string; close: ClosePositionRequest }
+  | ClobCommand;
 
 export type CommandType = Command['type'];
 export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;

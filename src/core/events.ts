@@ -33,6 +33,16 @@ export type ExchangeEvent =
   | { readonly type: 'fill'; readonly fill: FillRecord }
   | { readonly type: 'position'; readonly position: PositionRecord }
   | {
+      /** Market-maker protection tripped: the account's quotes on the underlying were cancelled. */
+      readonly type: 'mmp';
+      readonly accountId: number;
+      readonly underlying: string;
+      /** When new quotes are accepted again; null until a manual reset. */
+      readonly frozenUntil: number | null;
+      readonly cancelled: readonly string[];
+      readonly at: number;
+    }
+  | {
       readonly type: 'mark';
       readonly marketId: string;
       readonly markPrice: Fixed | null;

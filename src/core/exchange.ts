@@ -24,11 +24,18 @@ import { LinearLifecycle, type LifecycleSettings } from './linear/lifecycle.ts';
 import type { OrderRequest } from './linear/order.ts';
 import { listedExpiries } from './listings.ts';
 import type { MarketSpec } from './markets.ts';
-import type { Fixed } from './money.ts';
+import { fromFloat, type Fixed } from './money.ts';
 import { IndexBoard, type IndexSettings } from './prices/index-board.ts';
 import type { OrderRecord } from './records.ts';
 import { FeeSchedule, VolumeTracker, type FeeTier } from './risk/fees.ts';
 import { Wallet, type Settlement } from './wallet/wallet.ts';
+import { dispatchClob, type ClobResults } from './clob/commands.ts';
+import type { ClobConfig } from './clob/config.ts';
+import { ClobEngine } from './clob/engine.ts';
+import { boardInstruments } from './clob/views.ts';
+import { futureId } from './listings.ts';
+import { OptionBoard } from './options/board.ts';
+import { optionHolds, spotHolds } from './clob/holds.ts';
 
 export interface CoreConfig {
   /** The asset every product settles in (USDC). */
@@ -49,6 +56,8 @@ export interface CoreConfig {
     readonly limits: LinearLimits;
     readonly lifecycle: LifecycleSettings;
   };
+  /** Spot pairs and options (the CLOB engine). */
+  readonly clob: ClobConfig;
 }
 
 /** Holds on a bucket kept by the engine that owns it (order reserves, margin in use). */
@@ -84,7 +93,7 @@ export interface IndexQuote {
   readonly receivedAt: number;
 }
 
-interface CommandResults {
+interface CommandResults extends ClobResults {
   'wallet.transfer': WalletBalances;
   'wallet.withdraw': SettlementRecord;
   'chain.deposit_observed': SettlementRecord;
@@ -108,6 +117,9 @@ export class Exchange {
   readonly index: IndexBoard;
   readonly linear: LinearEngine;
   readonly lifecycle: LinearLifecycle;
+  readonly clob: ClobEngine;
+  /** Option marks, Greeks and DVOL, recomputed on every clock tick. */
+  readonly board: OptionBoard;
   readonly perpFees: FeeSchedule;
   private readonly holds = new Map<Bucket, BucketHolds>();
   private readonly creditedDeposits = new Map<number, Fixed>();
@@ -163,6 +175,44 @@ export class Exchange {
     );
     for (const spec of config.linear.perps) this.linear.listMarket(spec);
     this.registerHolds('perps', this.linear.holds());
+    this.clob = new ClobEngine({
+      ledger: this.ledger,
+      index: this.index,
+      config: config.clob,
+      settlementAsset: config.settlementAsset,
+      settlementDecimals,
+      nextOrderId: () => this.nextOrderId++,
+      nextTradeId: () => this.nextTradeId++,
+      now: () => this.clock,
+      emit: (event) => this.events.push(event),
+      // Option marks and Greeks come from the option board once it is wired in; until then none
+      // (the engine then margins on its conservative risk price and MMP counts quantity only).
+      optionMark: () => null,
+      optionGreeks: () => null,
+    });
+    this.registerHolds('spot', spotHolds(this.clob));
+    this.registerHolds('options', optionHolds(this.clob));
+    this.board = new OptionBoard({
+      instruments: (underlying) => boardInstruments(this.clob, underlying),
+      index: (underlying, now) => this.index.index(underlying, now),
+      futureMark: (underlying, expiry, now) => {
+        const id = futureId(underlying, expiry);
+        const market = this.linear.markets.get(id);
+        const mark = market === undefined ? null : this.linear.markAt(market, now);
+        return mark === null ? null : { price: mark, marketId: id };
+      },
+      futureId,
+    });
+    this.clob.usePricing({
+      optionMark: (id, now) => this.board.mark(id, now)?.mark ?? null,
+      optionGreeks: (id, now) => {
+        const row = this.board.mark(id, now);
+        if (row === null || row.delta === null || row.vega === null) return null;
+        const delta = fromFloat(row.delta, 8, 'halfUp');
+        const vega = fromFloat(row.vega, 8, 'halfUp');
+        return delta === null || vega === null ? null : { delta, vega };
+      },
+    });
   }
 
   /** The time of the command being applied (or of the last one applied). */
@@ -183,10 +233,13 @@ export class Exchange {
   execute<T extends CommandType>(command: CommandOf<T>, now: number): Outcome<ResultOf<T>> {
     this.clock = Math.max(this.clock, now);
     this.events = [];
+    const accountsBefore = this.accounts.count();
     const result = this.dispatch(command as Command);
     this.linear.flush();
+    this.clob.flush();
     if (isRejection(result)) {
       assert(this.events.length === 0, `command ${command.type} was rejected after it changed state`);
+      this.accounts.truncate(accountsBefore);
       this.ledger.forgetTouched();
       return result;
     }
@@ -239,7 +292,7 @@ export class Exchange {
       case 'perp.close':
         return this.closePosition(command);
       default:
-        throw new Error(`unknown command ${(command as { type: string }).type}`);
+        return dispatchClob(this.clob, command, (address) => this.accountId(address));
     }
   }
 
@@ -249,6 +302,10 @@ export class Exchange {
     for (const underlying of this.index.underlyingNames()) this.index.sample(underlying, this.clock);
     this.linear.updateMarks(null, this.clock);
     this.lifecycle.onTick(this.clock);
+    this.clob.onTick(this.clock);
+    for (const underlying of new Set(this.config.linear.perps.map((p) => p.underlying))) {
+      this.board.recompute(underlying, this.clock);
+    }
     return null;
   }
 

@@ -21,7 +21,9 @@ export function listedExpiries(now: number): number[] {
   out.add(firstDaily + DAY);
   let fridays = 0;
   for (let t = firstDaily; fridays < 2; t += DAY) {
-    if (new Date(t).getUTCDay() === 5) (out.add(t), fridays++);
+    if (new Date(t).getUTCDay() !== 5) continue;
+    out.add(t);
+    fridays++;
   }
   const d = new Date(now);
   const year = d.getUTCFullYear();
@@ -30,8 +32,14 @@ export function listedExpiries(now: number): number[] {
   for (let m = d.getUTCMonth(); monthlies < 2 || quarterlies < 2; m++) {
     const last = lastFriday(year, m);
     if (last <= now) continue;
-    if (monthlies < 2) (out.add(last), monthlies++);
-    if (m % 3 === 2 && quarterlies < 2) (out.add(last), quarterlies++);
+    if (monthlies < 2) {
+      out.add(last);
+      monthlies++;
+    }
+    if (m % 3 === 2 && quarterlies < 2) {
+      out.add(last);
+      quarterlies++;
+    }
   }
   return [...out].sort((a, b) => a - b);
 }

@@ -38,6 +38,16 @@ Cookie-authenticated state changes from another \`Origin\` are refused (403).
 carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (whole seconds until the
 window resets); over budget is 429 \`RATE_LIMITED\` with \`Retry-After\`.
 
+**Streams.** Server-Sent Events (\`text/event-stream\`). A stream opens with \`event: snapshot\`, then
+sends \`update\` or \`delta\` frames with diffs only, each \`{ eventId, eventType, eventSeq, engineTs, sourceTs,
+payload }\` with \`eventSeq\` strictly increasing and gap-free per connection (the SSE \`id:\` equals it); on a
+gap or disconnect, reconnect and apply the new snapshot (no resume). \`:heartbeat\` comments keep the
+connection alive. \`event: error\` carries \`{ code, message, retryable }\` with code \`INVALID_PARAMS\`,
+\`UNAUTHENTICATED\`, \`SLOW_CONSUMER\` (the client did not read fast enough), \`UPSTREAM_UNAVAILABLE\` or
+\`INTERNAL\`, and the stream ends. Parameters and credentials are checked before a stream opens (400, 401,
+403, 404 as usual); too many open streams for an IP address or account is 429 \`RATE_LIMITED\`, a full
+server 503 \`UNAVAILABLE\`. Private streams never accept a token in the query string.
+
 **Durability.** A 2xx answer to a state change means it is durably journaled: it survives a crash.
 
 **Versioning.** Responses carry \`X-Api-Version: 1\`. The surface grows additively.
@@ -55,8 +65,13 @@ export function openApiDocument(settings: Settings): OpenApiDocument {
       { name: 'api-keys', description: 'API key management (session only)' },
       { name: 'market-data', description: 'Public markets, books, stats, candles, fees' },
       { name: 'perps', description: 'Perpetuals and dated futures: orders, quotes, positions' },
+      {
+        name: 'options-spot',
+        description: 'Options and spot: orders, amends, strategies, quotes, market-maker protection, portfolio',
+      },
       { name: 'wallet', description: 'Balances, bucket transfers, withdrawals, settlements' },
       { name: 'admin', description: 'Operator endpoints (enabled by ADMIN_TOKEN)' },
+      { name: 'streams', description: 'Server-Sent Events: order books, own fills and positions, balances' },
       { name: 'system', description: 'Health' },
     ],
     components: {

@@ -3,21 +3,25 @@
  * to the in-memory exchange at once (commands never await I/O mid-way), and answered only after it
  * is durable.
  *
- * Group commit: applied commands collect in a batch; the batch is written to the journal (with its
- * history projections) in one SQLite transaction on the next turn of the event loop, or at once
- * when it reaches `maxBatch`. Only then are the submitters' promises resolved and the events
- * published to subscribers (streams). So nothing a client or a stream saw can be lost by `kill -9`.
- * Rejections change nothing; they are answered with the same batch so that replies keep order.
+ * Group commit: applied commands collect in a batch; on the next turn of the event loop (or at once
+ * when it reaches `maxBatch`) the batch goes to the journal writer, which appends it to the journal
+ * and its events to the history projections in one SQLite transaction — in a worker thread, so the
+ * event loop keeps applying commands while the batch is fsynced. At most `maxInFlight` batches are
+ * in flight; commands keep collecting meanwhile, so batches grow under load. Replies and event
+ * publication (streams) happen strictly in commit order, each only after its batch is durable, so
+ * nothing a client or a stream saw can be lost by `kill -9`. Rejections change nothing; they are
+ * answered in order with the batch they arrived in.
  *
- * Fail-stop: if the journal write fails, or the core throws (an invariant broke), the sequencer
- * answers everything in flight with UNAVAILABLE/INTERNAL, refuses all further commands, and calls
- * `onFatal` (main.ts exits the process; restart replays the journal).
+ * Fail-stop: if the journal cannot be written, or the core throws (an invariant broke), everything
+ * in flight is answered UNAVAILABLE/INTERNAL, further commands are refused, and `onFatal` runs
+ * (main.ts exits the process; restart replays the journal).
  */
 import type { Command, CommandOf, CommandType } from '../core/commands.ts';
 import type { ExchangeEvent } from '../core/events.ts';
 import { reject, type Rejection } from '../core/errors.ts';
 import type { Exchange, Outcome, ResultOf } from '../core/exchange.ts';
 import type { CommittedCommand, Journal } from '../adapters/store/journal.ts';
+import type { JournalWriter } from '../adapters/store/journal-writer.ts';
 
 export interface Clock {
   now(): number;
@@ -27,6 +31,7 @@ export type EventListener = (events: readonly ExchangeEvent[], command: Command)
 
 export interface SequencerOptions {
   readonly maxBatch: number;
+  readonly maxInFlight: number;
   readonly onFatal: (error: unknown) => void;
 }
 
@@ -42,13 +47,20 @@ export class Sequencer {
   private fatal: unknown = null;
   private readonly listeners: EventListener[] = [];
   private commitCount = 0;
+  private committedSeq: number;
+  private inFlight = 0;
+  /** Resolves when every batch sent so far is durable and answered (keeps replies in order). */
+  private tail: Promise<void> = Promise.resolve();
 
   constructor(
     readonly exchange: Exchange,
     private readonly journal: Journal,
+    private readonly writer: JournalWriter,
     private readonly clock: Clock,
     private readonly options: SequencerOptions,
-  ) {}
+  ) {
+    this.committedSeq = journal.head();
+  }
 
   /** Rebuilds the exchange from the journal. Call once, before the first submit. */
   recover(): number {
@@ -91,7 +103,7 @@ export class Sequencer {
 
   /** Resolves once everything submitted so far is durable (reads that must not run ahead). */
   barrier(): Promise<void> {
-    if (this.replies.length === 0) return Promise.resolve();
+    if (this.replies.length === 0 && this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => {
       this.replies.push({ outcome: BARRIER, resolve: () => resolve() });
       this.scheduleFlush();
@@ -103,24 +115,50 @@ export class Sequencer {
   }
 
   stats(): { commits: number; journalHead: number } {
-    return { commits: this.commitCount, journalHead: this.journal.head() };
+    return { commits: this.commitCount, journalHead: this.committedSeq };
   }
 
-  /** Writes the pending batch now (tests and shutdown). */
+  /** Sends the pending batch to the writer (unless the pipeline is full; an ack sends it then). */
   flush(): void {
+    if (this.fatal !== null) return;
+    if (this.inFlight >= this.options.maxInFlight && this.batch.length > 0) return;
     const batch = this.batch;
     const replies = this.replies;
     this.batch = [];
     this.replies = [];
-    if (batch.length > 0) {
-      try {
-        this.journal.append(batch);
-        this.commitCount++;
-      } catch (error) {
+    if (batch.length === 0 && replies.length === 0) return;
+    const written = batch.length === 0 ? Promise.resolve() : this.write(batch);
+    this.tail = this.tail.then(() => written).then(
+      () => this.deliver(batch, replies),
+      (error: unknown) => {
         for (const r of replies) r.resolve(reject('UNAVAILABLE', 'the journal could not be written'));
         this.stop(error);
-        return;
-      }
+      },
+    );
+  }
+
+  /** Resolves when everything submitted so far is durable and answered (shutdown, tests). */
+  async drain(): Promise<void> {
+    this.flush();
+    while (this.fatal === null && (this.batch.length > 0 || this.replies.length > 0 || this.inFlight > 0)) {
+      await this.tail;
+      this.flush();
+    }
+    await this.tail;
+  }
+
+  private write(batch: CommittedCommand[]): Promise<void> {
+    this.inFlight++;
+    return this.writer.append(batch).finally(() => {
+      this.inFlight--;
+      if (this.batch.length > 0 || this.replies.length > 0) this.scheduleFlush();
+    });
+  }
+
+  private deliver(batch: readonly CommittedCommand[], replies: readonly Pending[]): void {
+    if (batch.length > 0) {
+      this.commitCount++;
+      this.committedSeq += batch.length;
     }
     for (const r of replies) r.resolve(r.outcome);
     for (const item of batch) for (const l of this.listeners) l(item.events, item.command);
@@ -131,28 +169,17 @@ export class Sequencer {
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
-      if (this.fatal === null) this.flush();
+      this.flush();
     });
   }
 
   private stop(error: unknown): void {
     if (this.fatal !== null) return;
+    // Commands applied before the failure are intact: send them, so their callers are answered
+    // truthfully; the failing command was never added to the batch. Then refuse everything.
+    if (this.batch.length > 0 || this.replies.length > 0) this.flush();
     this.fatal = error ?? new Error('fatal');
-    // Commands applied before the failure are intact and may still be made durable; the failing
-    // one was never added to the batch. Anything later is refused by submit().
-    if (this.batch.length > 0 || this.replies.length > 0) {
-      const batch = this.batch;
-      const replies = this.replies;
-      this.batch = [];
-      this.replies = [];
-      try {
-        if (batch.length > 0) this.journal.append(batch);
-        for (const r of replies) r.resolve(r.outcome);
-      } catch {
-        for (const r of replies) r.resolve(reject('UNAVAILABLE', 'the journal could not be written'));
-      }
-    }
-    this.options.onFatal(error);
+    void this.tail.finally(() => this.options.onFatal(error));
   }
 }
 

@@ -80,8 +80,11 @@ describe('market stats before any trade', () => {
   test('fresh mark and index; no last, change, high or low; zero volume and open interest', async () => {
     const r = await stats('BTC-PERP');
     assert.equal(r.status, 200);
-    const { markPrice, ...rest } = r.body;
+    const { markPrice, nextFundingAt, ...rest } = r.body;
     assert.equal(typeof markPrice, 'string');
+    // The next hourly funding time, within the hour ahead.
+    const next = Date.parse(nextFundingAt);
+    assert.ok(next > Date.now() && next <= Date.now() + 3_600_000 && next % 3_600_000 === 0, nextFundingAt);
     assert.deepEqual(rest, {
       marketId: 'BTC-PERP',
       baseSymbol: 'BTC',
@@ -94,9 +97,9 @@ describe('market stats before any trade', () => {
       volume24hUsd: '0',
       openInterest: '0',
       openInterestUsd: '0',
-      funding1hPct: null,
-      fundingRate8hPct: null,
-      nextFundingAt: null,
+      // No premium samples yet: the rate is the interest component, 0.01 % per 8 h.
+      funding1hPct: '0.00125',
+      fundingRate8hPct: '0.01',
     });
   });
 

@@ -122,7 +122,11 @@ function apply(t: FullUnderTest, p: FullPrepared, i: number): number {
   if (!out.ok) return 0; // a market/ioc order that found no liquidity: nothing rests, as in the shadow book
   const order = out.result.order;
   if (order.status === 'open') t.ids.set(wid, Number(order.id));
-  for (const e of out.events) if (e.type === 'fill') (t.fills++, (t.filledLots += Number(e.fill.quantity / STEP)));
+  for (const e of out.events) {
+    if (e.type !== 'fill') continue;
+    t.fills++;
+    t.filledLots += Number(e.fill.quantity / STEP);
+  }
   return 0;
 }
 

@@ -327,8 +327,13 @@ export class LinearEngine implements MatchSink {
     const t = this.account(order.owner).totalsFor(order.market, order.request.marginMode);
     const lots = order.remainingLots;
     const notional = order.market.units.notional(order.priceTicks, lots);
-    if (order.side === BUY) (t.buyLots += lots), (t.buyNotional += notional);
-    else (t.sellLots += lots), (t.sellNotional += notional);
+    if (order.side === BUY) {
+      t.buyLots += lots;
+      t.buyNotional += notional;
+    } else {
+      t.sellLots += lots;
+      t.sellNotional += notional;
+    }
     t.invalidate();
     order.reservedLots = lots;
   }
@@ -338,8 +343,13 @@ export class LinearEngine implements MatchSink {
     const take = Math.min(lots, order.reservedLots);
     const t = this.account(order.owner).totalsFor(order.market, order.request.marginMode);
     const notional = order.market.units.notional(order.priceTicks, take);
-    if (order.side === BUY) (t.buyLots -= take), (t.buyNotional -= notional);
-    else (t.sellLots -= take), (t.sellNotional -= notional);
+    if (order.side === BUY) {
+      t.buyLots -= take;
+      t.buyNotional -= notional;
+    } else {
+      t.sellLots -= take;
+      t.sellNotional -= notional;
+    }
     t.invalidate();
     order.reservedLots -= take;
   }
@@ -481,8 +491,13 @@ export class LinearEngine implements MatchSink {
       let rebates = 0n;
       for (const [accountId, fee] of this.pendingFees) {
         const line = { account: this.account(accountId).perpsLedger, delta: -fee };
-        if (fee > 0n) (charged.push(line), (charges += fee));
-        else (rebated.push(line), (rebates -= fee));
+        if (fee > 0n) {
+          charged.push(line);
+          charges += fee;
+        } else {
+          rebated.push(line);
+          rebates -= fee;
+        }
       }
       const fees = systemAccount('fees', asset);
       if (charged.length > 0) ledger.post('trade_fee', [...charged, { account: fees, delta: charges }], at);
@@ -575,8 +590,11 @@ export class LinearEngine implements MatchSink {
       if (o.market !== position.market || o.request.marginMode !== position.marginMode || !o.request.reduceOnly) continue;
       if (o.level === null || o === this.taker) continue;
       if (o.remainingLots <= room) room -= o.remainingLots;
-      else if (room > 0) (o.market.book.reduce(o.id, room), (room = 0), this.touchedOrders.add(o));
-      else this.cancelOrder(o, 'cancelled');
+      else if (room > 0) {
+        o.market.book.reduce(o.id, room);
+        room = 0;
+        this.touchedOrders.add(o);
+      } else this.cancelOrder(o, 'cancelled');
     }
   }
 
@@ -590,7 +608,10 @@ export class LinearEngine implements MatchSink {
       const up = parent.side === BUY;
       const tp = r.takeProfitPrice === null ? null : this.exitOrder(parent, r.takeProfitPrice, up ? 1 : -1, lots);
       const sl = r.stopLossPrice === null ? null : this.exitOrder(parent, r.stopLossPrice, up ? -1 : 1, lots);
-      if (tp !== null && sl !== null) (tp.sibling = sl), (sl.sibling = tp);
+      if (tp !== null && sl !== null) {
+        tp.sibling = sl;
+        sl.sibling = tp;
+      }
       parent.exits = [tp, sl].filter((o): o is LinearOrder => o !== null);
       return;
     }

@@ -295,22 +295,18 @@ describe('transfers', () => {
 
   test('holds kept by a bucket\'s engine limit what may leave it', () => {
     const d = new Driver();
-    const locked = fx('4');
-    // a bucket whose engine has not registered holds yet (perps belongs to the linear engine)
-    const bucket = (['spot', 'options'] as const).find((b) => {
-      try {
-        d.ex.registerHolds(b, {
-          locked: () => locked,
-          transferable: (accountId, asset) => d.ex.ledger.userBalance(accountId, b, asset) - locked,
-        });
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    assert.ok(bucket !== undefined, 'every bucket already has holds: test a bucket engine directly instead');
+    // the spot bucket's holds belong to the CLOB engine: a resting buy of 0.0001 BTC at 39 980
+    // holds 10 lots x (0.3998 + its fee reserve 0.0002) = 4 USDC.
+    const bucket = 'spot' as const;
     d.fund(ALICE, '10');
     d.ok({ type: 'wallet.transfer', account: ALICE, from: 'wallet', to: bucket, amount: fx('10') });
+    const request = {
+      marketId: 'BTC-USDC', side: 0 as const, type: 'limit' as const, quantity: fx('0.0001'),
+      price: fx('39980'), timeInForce: 'gtc' as const, postOnly: false, reduceOnly: false,
+      marginMode: 'cross' as const, clientOrderId: null, stopPrice: null, takeProfitPrice: null,
+      stopLossPrice: null, selfTradePrevention: 'cancel_maker' as const, quoteId: null,
+    };
+    d.ok({ type: 'clob.place', account: ALICE, request });
     const refused = d.run(transferCmd(bucket, 'wallet', fx('6.01')));
     assert.equal(refused.ok, false);
     const message = new RegExp(`insufficient ${bucket} balance: .*available 6$`);

@@ -12,6 +12,7 @@ import type { GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import { NullableString, responses } from '../schemas/common.ts';
+import { spotMarketViews } from './clob-market-list.ts';
 
 export const MAX_BOOK_LEVELS = 5000;
 
@@ -82,10 +83,11 @@ export function bookSides(m: LinearMarket, depth: number) {
 export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
   const list = async () => {
     const now = ctx.now();
-    return [...ctx.exchange.linear.markets.values()]
+    const linear = [...ctx.exchange.linear.markets.values()]
       .filter((m) => m.status === 'open' && (m.spec.expiry === null || m.spec.expiry > now))
       .sort((a, b) => (a.spec.expiry ?? 0) - (b.spec.expiry ?? 0) || (a.spec.id < b.spec.id ? -1 : 1))
       .map((m) => linearMarketView(ctx, m, now));
+    return [...linear, ...spotMarketViews(ctx, now)]; // spot pairs (CLOB engine), marked at the index
   };
   const listSchema = {
     config: { access: 'public' as const },

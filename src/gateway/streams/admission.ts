@@ -32,7 +32,8 @@ export class ConnectionCaps {
   admit(ip: string, account: string | null): { release: () => void } | ApiError {
     const s = this.settings;
     if (this.total >= s.maxConnections) {
-      return apiError('UNAVAILABLE', `the server holds its maximum of ${s.maxConnections} streams; retry later`);
+      const message = `the server holds its maximum of ${s.maxConnections} streams; retry later`;
+      return apiError('UNAVAILABLE', message);
     }
     if ((this.perIp.get(ip) ?? 0) >= s.maxPerIp) {
       return apiError('RATE_LIMITED', `at most ${s.maxPerIp} open streams per IP address`);

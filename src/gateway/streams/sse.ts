@@ -4,7 +4,11 @@
  * already set (X-Api-Version, X-RateLimit-*), then every frame goes straight to the socket as one
  * pre-built HTTP/1.1 chunk. A frame is built once per group and the same Buffer is written to
  * every subscriber, so fan-out costs one socket write per connection and no copy while the
- * kernel accepts the bytes.
+ * kernel accepts the bytes. Headers: `content-type: text/event-stream`, `cache-control: no-cache`,
+ * `x-accel-buffering: no` (no proxy buffering) and `connection: close` (the stream ends with its
+ * connection, so no client queues a request behind it). A `retry:` line opens the stream;
+ * `:heartbeat` comments follow every SSE_HEARTBEAT_MS. Liveness belongs to the heartbeat (Node's
+ * idle timeout is switched off for streams; TCP keep-alive finds vanished peers).
  *
  * Backpressure: each connection has a byte budget (SSE_MAX_BUFFER_BYTES) for what Node holds in
  * user space because the kernel would not take it. A frame that would push the unflushed bytes
@@ -21,12 +25,19 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-export type StreamErrorCode = 'INVALID_PARAMS' | 'UNAUTHENTICATED' | 'SLOW_CONSUMER' | 'UPSTREAM_UNAVAILABLE' | 'INTERNAL';
+export type StreamErrorCode =
+  | 'INVALID_PARAMS'
+  | 'UNAUTHENTICATED'
+  | 'SLOW_CONSUMER'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'INTERNAL';
 
 /** How long a closed stream's socket may take to drain its last bytes before it is destroyed. */
 export const CLOSE_GRACE_MS = 2000;
 /** Reconnection delay suggested to EventSource clients (`retry:` field). */
 export const RETRY_MS = 1000;
+/** Idle time before TCP keep-alive probes a stream's peer. */
+const KEEPALIVE_MS = 60_000;
 
 const CRLF = '\r\n';
 const LAST_CHUNK = Buffer.from(`0${CRLF}${CRLF}`);
@@ -48,16 +59,20 @@ export function errorMessage(code: StreamErrorCode, message: string, retryable: 
   return sseMessage('error', null, JSON.stringify({ code, message, retryable }));
 }
 
+export interface EnvelopeFields {
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly eventSeq: number;
+  readonly engineTs: number;
+  readonly sourceTs: number;
+  /** JSON text of the payload, embedded as is. */
+  readonly payload: string;
+  /** Optional leading `type` field (the balances stream's `{ type, payload }`). */
+  readonly type?: string;
+}
+
 /** The envelope `{ eventId, eventType, eventSeq, engineTs, sourceTs, payload }` around JSON text. */
-export function envelope(e: {
-  eventId: string;
-  eventType: string;
-  eventSeq: number;
-  engineTs: number;
-  sourceTs: number;
-  payload: string;
-  type?: string;
-}): string {
+export function envelope(e: EnvelopeFields): string {
   const type = e.type === undefined ? '' : `"type":${JSON.stringify(e.type)},`;
   return (
     `{${type}"eventId":${JSON.stringify(e.eventId)},"eventType":${JSON.stringify(e.eventType)},` +
@@ -66,6 +81,11 @@ export function envelope(e: {
 }
 
 /** The slice of a socket the connection needs (a net.Socket in production, a fake in tests). */
+/** A named event with the envelope as data and `id:` = eventSeq, as one chunk. */
+export function eventChunk(event: string, e: EnvelopeFields): Buffer {
+  return chunk(sseMessage(event, e.eventSeq, envelope(e)));
+}
+
 export type SinkSocket = Pick<Socket, 'write' | 'end' | 'destroy' | 'writableLength' | 'destroyed'> & {
   once(event: 'close', listener: () => void): unknown;
 };
@@ -97,15 +117,24 @@ export class SseConnection {
    * Writes the response head through Node's own serializer (so the app's headers reach the
    * client) and returns the connection writing to the response's socket.
    */
-  static open(res: ServerResponse, headers: Record<string, string | number | string[]>, maxBufferBytes: number, events: ConnectionEvents): SseConnection {
+  static open(
+    res: ServerResponse,
+    headers: Record<string, string | number | string[]>,
+    maxBufferBytes: number,
+    events: ConnectionEvents,
+  ): SseConnection {
     const socket = res.socket as Socket;
     socket.setNoDelay(true);
+    socket.setTimeout(0);
+    socket.setKeepAlive(true, KEEPALIVE_MS);
     res.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
       'transfer-encoding': 'chunked',
+      // the stream ends with the connection: no client may queue a request behind it
+      connection: 'close',
     });
     res.flushHeaders();
     const connection = new SseConnection(socket, maxBufferBytes, events);
@@ -134,7 +163,8 @@ export class SseConnection {
     const pending = this.socket.writableLength;
     if (pending > 0 && pending + data.length > this.maxBufferBytes) {
       this.events.onSlowConsumer();
-      this.fail('SLOW_CONSUMER', `the client did not read fast enough (more than ${this.maxBufferBytes} bytes waiting)`, true);
+      const message = `the client did not read fast enough (more than ${this.maxBufferBytes} bytes waiting)`;
+      this.fail('SLOW_CONSUMER', message, true);
       return false;
     }
     this.socket.write(data);

@@ -132,9 +132,16 @@ export class TradingHistory implements Projector {
   orders(q: OrderQuery): OrderRecord[] {
     const where = ['account_id = ?', 'engine = ?', 'id < ?'];
     const args: (string | number)[] = [q.accountId, q.engine, q.beforeId ?? Number.MAX_SAFE_INTEGER];
-    if (q.marketId !== undefined) (where.push('market_id = ?'), args.push(q.marketId));
-    if (q.marginMode !== undefined) (where.push('margin_mode = ?'), args.push(q.marginMode));
-    if (q.status !== undefined) (where.push('status = ?'), args.push(q.status));
+    const filters: [string, string | undefined][] = [
+      ['market_id = ?', q.marketId],
+      ['margin_mode = ?', q.marginMode],
+      ['status = ?', q.status],
+    ];
+    for (const [clause, value] of filters) {
+      if (value === undefined) continue;
+      where.push(clause);
+      args.push(value);
+    }
     const sql = `SELECT * FROM orders WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`;
     return (this.db.prepare(sql).all(...args, q.limit) as OrderRow[]).map(toOrder);
   }
@@ -142,7 +149,10 @@ export class TradingHistory implements Projector {
   trades(q: TradeQuery): TradeRow[] {
     const where = ['account_id = ?', 'engine = ?', 'trade_id < ?'];
     const args: (string | number)[] = [q.accountId, q.engine, q.beforeId ?? Number.MAX_SAFE_INTEGER];
-    if (q.marketId !== undefined) (where.push('market_id = ?'), args.push(q.marketId));
+    if (q.marketId !== undefined) {
+      where.push('market_id = ?');
+      args.push(q.marketId);
+    }
     const sql = `SELECT * FROM trades WHERE ${where.join(' AND ')} ORDER BY trade_id DESC LIMIT ?`;
     const rows = this.db.prepare(sql).all(...args, q.limit) as {
       trade_id: number; order_id: number; market_id: string; side: SideName; price: string; quantity: string;

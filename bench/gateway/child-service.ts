@@ -1,0 +1,56 @@
+/**
+ * Helpers for gateway benchmarks: a free loopback port, and the real service started as a child
+ * process (`node --import tsx src/main.ts`) on a given DATA_DIR with the test settings (simulated
+ * chain with fast blocks, admin token, market maker off) plus the caller's overrides, resolved once
+ * /health answers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { ADMIN_TOKEN, waitFor } from '../../test/support/harness.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startService(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_ORIGIN: 'http://exchange.test',
+      ADMIN_TOKEN,
+      CHAIN_BLOCK_MS: '40',
+      DEPOSIT_CONFIRMATIONS: '2',
+      LOG_LEVEL: 'warn',
+      MARKET_MAKER: 'off',
+      ...env,
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  let exited: number | null = null;
+  child.once('exit', (code) => (exited = code ?? -1));
+  await waitFor(async () => {
+    if (exited !== null) throw new Error(`service exited with ${exited}`);
+    try {
+      return (await fetch(`http://127.0.0.1:${port}/health`)).status === 200;
+    } catch {
+      return false;
+    }
+  }, 30_000, 50);
+  return child;
+}

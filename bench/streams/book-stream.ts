@@ -1,0 +1,407 @@
+/**
+ * Benchmark of GET /perps/book-stream fan-out: the delay from the engine time of a book change
+ * (`engineTs` in the envelope: when the command that moved the book was applied) to its receipt by
+ * each of N concurrent subscribers, while orders flow at a steady rate.
+ *
+ * Starts the service as a child process (`node --import tsx src/main.ts`, temporary DATA_DIR, push
+ * feed, stream caps raised to N), signs in two traders with SIWE and funds them through the
+ * simulated chain, then opens N subscribers from separate client processes (raw HTTP/1.1 over
+ * loopback, parsing the chunked SSE frames by hand; EventSource objects would not hold 10,000)
+ * spread over --procs processes. A driver places and cancels maker orders around the mid at
+ * --rate actions per second and crosses the book now and then, so every interval carries changes.
+ * After a warm-up, every `update` frame received in the measured window yields one sample
+ * (receipt time minus engineTs, 1 ms resolution); eventSeq is checked to increase by exactly one
+ * per connection. engineTs is the latest change in a coalesced frame, so the delay includes the
+ * journal commit, the wait for the group's next tick (up to --interval), the fan-out and the
+ * client's own queueing.
+ *
+ * Run: node --import tsx bench/streams/book-stream.ts --subscribers 1000
+ *   options: --duration 10 --warmup 3 --rate 200 --interval 100 --depth 25 --procs <auto> --json out.json
+ * Not a test: exits 1 if subscribers fail to connect, a connection is dropped, or eventSeq skips.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ADMIN_TOKEN, admin, call, fund, signIn, waitFor, type Trader } from '../../test/support/harness.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const HIST_MS = 30_000;
+
+const { values: args } = parseArgs({
+  options: {
+    subscribers: { type: 'string', default: '1000' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    rate: { type: 'string', default: '200' },
+    interval: { type: 'string', default: '100' },
+    depth: { type: 'string', default: '25' },
+    procs: { type: 'string' },
+    json: { type: 'string' },
+  },
+});
+
+interface ClientResult {
+  readonly hist: number[];
+  readonly samples: number;
+  readonly bytes: number;
+  readonly seqErrors: number;
+  readonly closed: number;
+}
+
+// ---- client processes: hold subscribers, parse frames, keep a delay histogram ----
+
+interface ClientState {
+  hist: number[];
+  measuring: boolean;
+  samples: number;
+  bytes: number;
+  seqErrors: number;
+  closed: number;
+}
+
+/** One raw subscriber; resolves true once its snapshot arrived, false if refused or closed first. */
+function subscribe(url: URL, path: string, state: ClientState): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(url.port), url.hostname);
+    socket.setEncoding('latin1');
+    let carry = '';
+    let lastSeq = -1;
+    let snapshot = false;
+    socket.on('connect', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`));
+    socket.on('data', (text: string) => {
+      const now = Date.now();
+      if (!snapshot && carry === '' && !text.startsWith('HTTP/1.1 200')) {
+        socket.destroy();
+        return;
+      }
+      if (state.measuring) state.bytes += text.length;
+      carry += text;
+      for (let end = carry.indexOf('\n\n'); end >= 0; end = carry.indexOf('\n\n')) {
+        const frame = carry.slice(0, end);
+        carry = carry.slice(end + 2);
+        const idAt = frame.indexOf('\nid: ');
+        if (idAt < 0) continue;
+        const seq = Number(frame.slice(idAt + 5, frame.indexOf('\n', idAt + 1)));
+        if (!snapshot) {
+          snapshot = true;
+          resolve(true);
+        } else if (seq !== lastSeq + 1) state.seqErrors++;
+        lastSeq = seq;
+        if (!state.measuring || !frame.includes('event: update')) continue;
+        const at = frame.indexOf('"engineTs":') + 11;
+        const delay = now - Number(frame.slice(at, frame.indexOf(',', at)));
+        state.hist[Math.min(HIST_MS, Math.max(0, delay))]!++;
+        state.samples++;
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (snapshot) state.closed++;
+      else resolve(false);
+    });
+  });
+}
+
+function runClients(): void {
+  const url = new URL(process.env.BENCH_URL!);
+  const count = Number(process.env.BENCH_COUNT);
+  const path = process.env.BENCH_PATH!;
+  const state: ClientState = {
+    hist: new Array<number>(HIST_MS + 1).fill(0),
+    measuring: false,
+    samples: 0,
+    bytes: 0,
+    seqErrors: 0,
+    closed: 0,
+  };
+  void (async () => {
+    let ready = 0;
+    const pending = new Set<Promise<void>>();
+    for (let i = 0; i < count; i++) {
+      const p: Promise<void> = subscribe(url, path, state).then((ok) => {
+        if (ok) ready++;
+        pending.delete(p);
+      });
+      pending.add(p);
+      if (pending.size >= 200) await Promise.race(pending);
+    }
+    await Promise.all(pending);
+    process.send!({ type: 'ready', ready, failed: count - ready });
+  })();
+  process.on('message', (m: { type: string }) => {
+    if (m.type === 'start') {
+      state.hist = new Array<number>(HIST_MS + 1).fill(0);
+      Object.assign(state, { samples: 0, bytes: 0, measuring: true });
+    } else if (m.type === 'stop') {
+      state.measuring = false;
+      const { measuring: _m, ...result } = state;
+      process.send!({ type: 'result', result }, () => process.exit(0));
+    }
+  });
+}
+
+// ---- the service, the traders and the order driver ----
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startService(dataDir: string, port: number, subscribers: number): Promise<ChildProcess> {
+  const big = String(1_000_000_000);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_ORIGIN: 'http://exchange.test',
+      ADMIN_TOKEN,
+      FEED: 'push',
+      INDEX_MAX_AGE_MS: '3600000',
+      CHAIN_BLOCK_MS: '40',
+      DEPOSIT_CONFIRMATIONS: '2',
+      LOG_LEVEL: 'warn',
+      MARKET_MAKER: 'off',
+      RATE_LIMIT_ANONYMOUS: big,
+      RATE_LIMIT_ACCOUNT: big,
+      RATE_LIMIT_ORDERS: big,
+      SSE_MAX_CONNECTIONS: String(subscribers + 100),
+      SSE_MAX_PER_IP: String(subscribers + 100),
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  let exited: number | null = null;
+  child.once('exit', (code) => (exited = code ?? -1));
+  await waitFor(async () => {
+    if (exited !== null) throw new Error(`service exited with ${exited}`);
+    try {
+      return (await fetch(`http://127.0.0.1:${port}/health`)).status === 200;
+    } catch {
+      return false;
+    }
+  }, 30_000, 50);
+  return child;
+}
+
+async function trader(url: string): Promise<Trader> {
+  const t = await signIn(url);
+  await fund(url, t, '10000000', 15_000);
+  const body = { from: 'wallet', to: 'perps', amount: '10000000' };
+  const r = await call(url, '/wallet/transfer', { token: t.token, body });
+  if (r.status !== 200) throw new Error(`transfer failed: ${JSON.stringify(r.body)}`);
+  return t;
+}
+
+/** Places and cancels maker orders near the mid at `rate` per second; every 10th action trades. */
+function startDriver(url: string, maker: Trader, taker: Trader, rate: number) {
+  const resting: string[] = [];
+  const rejected: Record<string, number> = {};
+  let actions = 0;
+  let errors = 0;
+  let inFlight = 0;
+  let stopped = false;
+  const post = async (t: Trader, path: string, body?: unknown) => {
+    const r = await call(url, path, { method: 'POST', token: t.token, body });
+    if (r.status >= 300) {
+      const key = `${r.status} ${(r.body as { error?: string }).error}`;
+      rejected[key] = (rejected[key] ?? 0) + 1;
+    }
+    return r.body as { id?: string };
+  };
+  const act = async (n: number) => {
+    if (n % 10 === 9) {
+      const side = n % 20 === 9 ? 'buy' : 'sell';
+      await post(taker, '/perps/orders', { marketId: 'BTC-PERP', side, quantity: '0.001', type: 'market' });
+    } else if (resting.length > 80 || (n % 3 === 2 && resting.length > 0)) {
+      const id = resting.splice(Math.floor(Math.random() * resting.length), 1)[0]!;
+      await post(maker, `/perps/orders/${id}/cancel`);
+    } else {
+      const buy = Math.random() < 0.5;
+      const offset = 1 + Math.floor(Math.random() * 40);
+      const price = (buy ? 100_000 - offset * 0.5 : 100_000 + offset * 0.5).toFixed(1);
+      const quantity = (0.001 * (1 + Math.floor(Math.random() * 5))).toFixed(3);
+      const body = { marketId: 'BTC-PERP', side: buy ? 'buy' : 'sell', quantity, price, type: 'limit' };
+      const placed = await post(maker, '/perps/orders', body);
+      if (placed.id !== undefined) resting.push(placed.id);
+    }
+  };
+  const started = Date.now();
+  const timer = setInterval(() => {
+    const due = Math.floor(((Date.now() - started) / 1000) * rate);
+    while (!stopped && actions < due && inFlight < 32) {
+      inFlight++;
+      void act(actions++).catch(() => errors++).finally(() => inFlight--);
+    }
+  }, 5);
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+      return { actions, errors, rejected, seconds: (Date.now() - started) / 1000 };
+    },
+  };
+}
+
+function percentile(hist: readonly number[], total: number, p: number): number {
+  const target = Math.ceil(total * p);
+  let seen = 0;
+  for (let ms = 0; ms < hist.length; ms++) {
+    seen += hist[ms]!;
+    if (seen >= target) return ms;
+  }
+  return hist.length - 1;
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m === null ? NaN : Math.round(Number(m[1]) / 1024);
+}
+
+interface Pool {
+  readonly child: ChildProcess;
+  readonly ready: Promise<{ ready: number; failed: number }>;
+}
+
+function spawnClients(url: string, path: string, count: number): Pool {
+  const child = fork(fileURLToPath(import.meta.url), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_ROLE: 'clients', BENCH_URL: url, BENCH_COUNT: `${count}`, BENCH_PATH: path },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = new Promise<{ ready: number; failed: number }>((resolve) => {
+    child.on('message', (m: { type: string; ready: number; failed: number }) => {
+      if (m.type === 'ready') resolve(m);
+    });
+  });
+  return { child, ready };
+}
+
+function collect(pool: Pool): Promise<ClientResult> {
+  return new Promise((resolve) => {
+    pool.child.on('message', (m: { type: string; result: ClientResult }) => {
+      if (m.type === 'result') resolve(m.result);
+    });
+    pool.child.send({ type: 'stop' });
+  });
+}
+
+async function main(): Promise<void> {
+  const n = Number(args.subscribers);
+  const procs = Number(args.procs ?? Math.min(4, Math.max(1, Math.ceil(n / 2500))));
+  const path = `/perps/book-stream?marketId=BTC-PERP&depth=${args.depth}&intervalMs=${args.interval}`;
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'exchange-bench-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let service: ChildProcess | null = null;
+  const pools: Pool[] = [];
+  try {
+    service = await startService(dataDir, port, n);
+    const index = { underlying: 'BTC', price: '100000' };
+    const r = await call(url, '/admin/index', { body: index, headers: admin });
+    if (r.status !== 200) throw new Error(`index: ${JSON.stringify(r.body)}`);
+    const [maker, taker] = await Promise.all([trader(url), trader(url)]);
+    const at = () => `[${process.uptime().toFixed(1)} s]`;
+    console.error(`${at()} service up, traders funded; opening ${n} subscribers in ${procs} process(es)`);
+
+    const openedAt = Date.now();
+    for (let i = 0; i < procs; i++) {
+      pools.push(spawnClients(url, path, Math.floor(n / procs) + (i < n % procs ? 1 : 0)));
+    }
+    const readiness = await Promise.all(pools.map((p) => p.ready));
+    const connected = readiness.reduce((s, x) => s + x.ready, 0);
+    const failed = readiness.reduce((s, x) => s + x.failed, 0);
+    const connectSeconds = (Date.now() - openedAt) / 1000;
+    if (connected !== n) throw new Error(`${connected} of ${n} subscribers connected (${failed} failed)`);
+
+    console.error(`${at()} ${n} subscribers connected in ${connectSeconds} s; driving orders`);
+    const driver = startDriver(url, maker, taker, Number(args.rate));
+    await new Promise((res) => setTimeout(res, Number(args.warmup) * 1000));
+    for (const p of pools) p.child.send({ type: 'start' });
+    await new Promise((res) => setTimeout(res, Number(args.duration) * 1000));
+    const serverRss = rssMb(service.pid!);
+    const results = await Promise.all(pools.map(collect));
+    const drive = driver.stop();
+    report({ n, procs, path, connectSeconds, serverRss, results, drive });
+  } finally {
+    for (const p of pools) p.child.kill('SIGKILL');
+    service?.kill('SIGTERM');
+    await new Promise((res) => setTimeout(res, 500));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function report(r: {
+  n: number;
+  procs: number;
+  path: string;
+  connectSeconds: number;
+  serverRss: number;
+  results: ClientResult[];
+  drive: { actions: number; errors: number; rejected: Record<string, number>; seconds: number };
+}): void {
+  const hist = new Array<number>(HIST_MS + 1).fill(0);
+  for (const res of r.results) res.hist.forEach((c, ms) => (hist[ms]! += c));
+  const samples = r.results.reduce((s, x) => s + x.samples, 0);
+  const seqErrors = r.results.reduce((s, x) => s + x.seqErrors, 0);
+  const closed = r.results.reduce((s, x) => s + x.closed, 0);
+  const bytes = r.results.reduce((s, x) => s + x.bytes, 0);
+  const seconds = Number(args.duration);
+  const summary = {
+    benchmark: 'GET /perps/book-stream fan-out: engineTs -> client receipt',
+    command: `node --import tsx bench/streams/book-stream.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    subscribers: r.n,
+    clientProcesses: r.procs,
+    stream: r.path,
+    connectSeconds: r.connectSeconds,
+    orderActionsPerSecond: Math.round(r.drive.actions / r.drive.seconds),
+    orderActionFailures: r.drive.errors,
+    /** Expected: cancels of orders the taker filled first, market orders meeting an empty side. */
+    orderActionsRejected: r.drive.rejected,
+    updatesReceived: samples,
+    updatesPerSubscriberPerSecond: Number((samples / r.n / seconds).toFixed(2)),
+    deliveredMBPerSecond: Number((bytes / seconds / 1e6).toFixed(2)),
+    delayMs: {
+      p50: percentile(hist, samples, 0.5),
+      p90: percentile(hist, samples, 0.9),
+      p99: percentile(hist, samples, 0.99),
+      max: percentile(hist, samples, 1),
+    },
+    seqErrors,
+    connectionsClosed: closed,
+    serverRssMb: r.serverRss,
+  };
+  console.log(JSON.stringify(summary, null, 2));
+  console.log(
+    `book-stream: ${r.n} subscribers (${r.procs} client processes), ${summary.orderActionsPerSecond} order ` +
+      `actions/s, ${summary.updatesPerSubscriberPerSecond} updates/s each; engineTs -> receipt p50 ` +
+      `${summary.delayMs.p50} ms, p99 ${summary.delayMs.p99} ms, max ${summary.delayMs.max} ms; ` +
+      `seq errors ${seqErrors}, dropped ${closed}; server RSS ${r.serverRss} MB`,
+  );
+  if (args.json !== undefined) writeFileSync(args.json, JSON.stringify(summary, null, 2) + '\n');
+  if (seqErrors > 0 || closed > 0 || samples === 0) process.exitCode = 1;
+}
+
+if (process.env.BENCH_ROLE === 'clients') {
+  runClients();
+} else {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

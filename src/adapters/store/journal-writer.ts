@@ -1,0 +1,87 @@
+/**
+ * Journal writers: how the sequencer makes a batch durable. Both append the batch's commands to the
+ * journal and its events to the history projections in one SQLite transaction (WAL,
+ * synchronous=FULL) and resolve only after that transaction committed.
+ *
+ *   InlineJournalWriter   in the calling thread (tools, tests of the store);
+ *   WorkerJournalWriter   in a worker thread with its own connection, so the event loop keeps
+ *                         serving requests while a batch is being committed and fsynced. Batches
+ *                         are committed strictly in the order they were sent; the commands and
+ *                         events cross to the worker by structured clone (bigints included).
+ */
+import { Worker } from 'node:worker_threads';
+import type { CommittedCommand, Journal } from './journal.ts';
+
+export interface JournalWriter {
+  /** Resolves once the batch is durable; rejects if it could not be written (fail-stop). */
+  append(batch: readonly CommittedCommand[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class InlineJournalWriter implements JournalWriter {
+  constructor(private readonly journal: Journal) {}
+
+  append(batch: readonly CommittedCommand[]): Promise<void> {
+    try {
+      this.journal.append(batch);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+interface Ack {
+  readonly id: number;
+  readonly ok: boolean;
+  readonly error?: string;
+}
+
+export class WorkerJournalWriter implements JournalWriter {
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private failure: Error | null = null;
+
+  constructor(dbPath: string) {
+    this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), {
+      workerData: { entry: new URL('./journal-worker.ts', import.meta.url).href, dbPath },
+    });
+    this.worker.on('message', (ack: Ack) => this.settle(ack));
+    this.worker.on('error', (error) => this.failAll(error));
+    this.worker.on('exit', (code) => {
+      if (this.waiting.size > 0 || code !== 0) this.failAll(new Error(`journal worker exited with code ${code}`));
+    });
+  }
+
+  append(batch: readonly CommittedCommand[]): Promise<void> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ type: 'append', id, batch });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  private settle(ack: Ack): void {
+    const w = this.waiting.get(ack.id);
+    if (w === undefined) return;
+    this.waiting.delete(ack.id);
+    if (ack.ok) w.resolve();
+    else this.failAll(new Error(ack.error ?? 'journal write failed'));
+  }
+
+  private failAll(error: Error): void {
+    this.failure ??= error;
+    for (const w of this.waiting.values()) w.reject(this.failure);
+    this.waiting.clear();
+  }
+}

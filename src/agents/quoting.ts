@@ -1,0 +1,104 @@
+/**
+ * The reference market maker's pricing decisions, as pure functions (no I/O): ladders around a
+ * reference price for perps, futures and spot, and option quotes around its own theoretical value.
+ *
+ * Options (contract: "bid and ask sit around the theoretical value, widened in proportion to vega";
+ * research/mechanics.md 3.5): theo = Black-76 on the expiry's forward with the maker's OWN volatility
+ * view (an ATM level per underlying, a linear skew in log-moneyness, a gentle term structure), so the
+ * exchange's fitted surface comes from real book quotes rather than from the exchange's own marks.
+ * half-spread = max(tick, hVol × vega + minimum); quotes are skewed against inventory and one side is
+ * dropped at the inventory limit. Prices are rounded outward to the tick (bid down, ask up).
+ */
+import { formatDecimal, fromFloat } from '../core/money.ts';
+import { black76 } from '../pricing/black76.ts';
+import { optionHalfSpread } from '../pricing/quote-width.ts';
+
+export interface LadderParams {
+  /** Half-spread of the first level, in basis points of the reference price. */
+  readonly firstBps: number;
+  /** Extra distance per further level, in basis points. */
+  readonly stepBps: number;
+  readonly levels: number;
+  /** Size per level in base units (a float here; rounded to the step by the caller). */
+  readonly size: number;
+  /** Position (base units) at which the maker stops adding on that side. */
+  readonly maxPosition: number;
+}
+
+export interface Level {
+  readonly side: 'buy' | 'sell';
+  readonly price: number;
+  readonly quantity: number;
+}
+
+/** Bids below and asks above `reference`, skewed against the current position. */
+export function ladder(reference: number, position: number, p: LadderParams, tick: number): Level[] {
+  const out: Level[] = [];
+  const skewBps = (position / p.maxPosition) * p.firstBps; // long: shade both sides down
+  for (let i = 0; i < p.levels; i++) {
+    const offset = p.firstBps + i * p.stepBps;
+    const bid = floorTo(reference * (1 - (offset + skewBps) / 10_000), tick);
+    const ask = ceilTo(reference * (1 + (offset - skewBps) / 10_000), tick);
+    if (position < p.maxPosition && bid > 0) out.push({ side: 'buy', price: bid, quantity: p.size });
+    if (position > -p.maxPosition) out.push({ side: 'sell', price: Math.max(ask, bid + tick), quantity: p.size });
+  }
+  return out;
+}
+
+export interface VolView {
+  /** At-the-money vol at 30 days (0.55 = 55 %). */
+  readonly atm: number;
+  /** d(vol)/d(log-moneyness): negative puts more vol on low strikes. */
+  readonly skew: number;
+  /** Curvature in log-moneyness squared. */
+  readonly smile: number;
+  /** Vol change per year of tenor beyond 30 days (term structure slope). */
+  readonly term: number;
+}
+
+export function makerVol(view: VolView, forward: number, strike: number, T: number): number {
+  const k = Math.log(strike / forward);
+  const tenorAdj = view.term * (T - 30 / 365);
+  const vol = view.atm + tenorAdj + view.skew * k + view.smile * k * k;
+  return Math.min(3, Math.max(0.1, vol));
+}
+
+export interface OptionQuoteParams {
+  /** Half-spread per unit of vega, in vol points. */
+  readonly hVolPts: number;
+  readonly minHalfSpread: number;
+  readonly size: number;
+  readonly maxPosition: number;
+}
+
+/** Two-sided quote around the maker's theoretical value; sides dropped at the inventory limit. */
+export function optionQuote(
+  input: { forward: number; strike: number; T: number; type: 'call' | 'put'; view: VolView; position: number; tick: number },
+  p: OptionQuoteParams,
+): Level[] {
+  const sigma = makerVol(input.view, input.forward, input.strike, input.T);
+  const g = black76({ F: input.forward, K: input.strike, T: input.T, sigma, type: input.type });
+  const half = optionHalfSpread({ vegaPerVolPt: g.vega, hVolPts: p.hVolPts, minHalfSpread: p.minHalfSpread, tick: input.tick });
+  const skew = (input.position / p.maxPosition) * half;
+  const bid = floorTo(g.price - half - skew, input.tick);
+  const ask = ceilTo(g.price + half - skew, input.tick);
+  const out: Level[] = [];
+  if (bid >= input.tick && input.position < p.maxPosition) out.push({ side: 'buy', price: bid, quantity: p.size });
+  if (input.position > -p.maxPosition) out.push({ side: 'sell', price: Math.max(ask, bid + input.tick, input.tick), quantity: p.size });
+  return out;
+}
+
+export function floorTo(x: number, tick: number): number {
+  return Math.floor(x / tick + 1e-9) * tick;
+}
+
+export function ceilTo(x: number, tick: number): number {
+  return Math.ceil(x / tick - 1e-9) * tick;
+}
+
+/** A float from the maker's model as the exact wire decimal at `decimals` places (never an exponent). */
+export function priceString(x: number, decimals: number): string {
+  const fixed = fromFloat(x, decimals, 'halfUp');
+  if (fixed === null) throw new RangeError(`price ${x} is not representable`);
+  return formatDecimal(fixed);
+}

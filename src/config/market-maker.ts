@@ -1,0 +1,48 @@
+/**
+ * Parameters of the reference market maker (MARKET_MAKER=on): funding targets, refresh cadence,
+ * ladders for perps/futures/spot, option quote width and size, its own volatility view and the
+ * inventory limits. Operational values, documented in the README; none is a contract constant.
+ */
+import type { LadderParams, OptionQuoteParams, VolView } from '../agents/quoting.ts';
+
+export interface MarketMakerConfig {
+  /** USDC the maker deposits (once) and spreads across its buckets. */
+  readonly usdcDeposit: string;
+  readonly buckets: { readonly perps: string; readonly options: string; readonly spot: string };
+  /** Spot inventory granted from the treasury at start, per base asset. */
+  readonly spotInventory: Readonly<Record<string, string>>;
+  /** A cycle reads marks and positions and refreshes what is due. */
+  readonly cycleMs: number;
+  /** Linear and spot quotes are refreshed at least this often, or when the mark moved `moveBps`. */
+  readonly linearRefreshMs: number;
+  readonly moveBps: number;
+  /** Every option instrument is re-quoted at least this often. */
+  readonly optionRefreshMs: number;
+  readonly perp: Readonly<Record<string, LadderParams>>;
+  readonly spot: Readonly<Record<string, LadderParams>>;
+  readonly option: OptionQuoteParams;
+  readonly vol: Readonly<Record<string, VolView>>;
+}
+
+export const MARKET_MAKER_CONFIG: MarketMakerConfig = {
+  usdcDeposit: '60000000',
+  buckets: { perps: '20000000', options: '30000000', spot: '9000000' },
+  spotInventory: { BTC: '50', ETH: '800' },
+  cycleMs: 1000,
+  linearRefreshMs: 5000,
+  moveBps: 3,
+  optionRefreshMs: 12_000,
+  perp: {
+    BTC: { firstBps: 2, stepBps: 3, levels: 5, size: 0.25, maxPosition: 25 },
+    ETH: { firstBps: 3, stepBps: 4, levels: 5, size: 4, maxPosition: 400 },
+  },
+  spot: {
+    BTC: { firstBps: 5, stepBps: 5, levels: 3, size: 0.1, maxPosition: 1e9 },
+    ETH: { firstBps: 5, stepBps: 5, levels: 3, size: 1.5, maxPosition: 1e9 },
+  },
+  option: { hVolPts: 1, minHalfSpread: 0, size: 0.5, maxPosition: 20 },
+  vol: {
+    BTC: { atm: 0.55, skew: -0.18, smile: 0.6, term: 0.04 },
+    ETH: { atm: 0.7, skew: -0.2, smile: 0.7, term: 0.05 },
+  },
+};

@@ -1,0 +1,162 @@
+/**
+ * Options and spot account reads (contract "Options and spot account reads"): order history and
+ * resting orders, option positions, option and spot fills, the portfolio and the unified balances
+ * (shapes in clob-portfolio.ts). Session, or an API key of scope read. Lists are newest first; page
+ * backwards with `before` = the smallest id already seen. Reads served from history or balances
+ * wait for durability (no figure a crash could still take back).
+ */
+import { Type } from 'typebox';
+import { orderRecord } from '../../core/clob/records.ts';
+import { optionPositionViews } from '../../core/clob/views.ts';
+import type { TypedApp } from '../app.ts';
+import { callerAddress } from '../auth/identity.ts';
+import type { GatewayContext } from '../context.ts';
+import { dec, iso } from '../format.ts';
+import { OptionPositionSchema, optionPositionView, PortfolioBalancesView } from '../schemas/clob.ts';
+import { listLimit, responses } from '../schemas/common.ts';
+import { OrderView, orderView } from '../schemas/orders.ts';
+import { balancesView, PortfolioView, portfolioView } from './clob-portfolio.ts';
+import { TradeView } from './perps-account.ts';
+
+const STATUSES = ['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired'] as const;
+const StatusSchema = Type.Union(STATUSES.map((s) => Type.Literal(s)));
+const MarketFilter = Type.Optional(Type.String({ maxLength: 40 }));
+const Before = Type.Optional(Type.Integer({ minimum: 1 }));
+const TAGS = ['options-spot'];
+
+const POSITIONS_DESCRIPTION = 'markPrice and unrealizedPnl are null while the pricing layer has no mark for '
+  + 'the instrument; riskPrice is what margin values it at (the mark, else max(intrinsic, best bid, last '
+  + 'trade)). delta and vega are position Greeks (null without Greeks). margin and initialMargin are the '
+  + 'initial margin of a short. Spot holdings are balances: see /portfolio/balances and /wallet/assets.';
+
+export function clobAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
+  orderListRoutes(app, ctx);
+  tradeListRoutes(app, ctx);
+  positionRoutes(app, ctx);
+}
+
+function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
+  const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
+  for (const path of ['/orders/me', '/options/orders/me']) {
+    app.get(path, {
+      config: { access: 'read' },
+      schema: {
+        tags: TAGS,
+        summary: 'The caller\'s option and spot orders, newest first (all statuses)',
+        querystring: Type.Object(
+          {
+            limit: listLimit(500, 100),
+            marketId: MarketFilter,
+            status: Type.Optional(StatusSchema),
+            before: Before,
+          },
+          { additionalProperties: false },
+        ),
+        response: responses({ 200: Type.Array(OrderView) }),
+      },
+    }, async (req) => {
+      const id = accountId(callerAddress(req));
+      if (id === undefined) return [];
+      await ctx.sequencer.barrier();
+      const { limit, marketId, status, before } = req.query;
+      const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, status };
+      return ctx.tradingHistory.orders({ ...query, beforeId: before }).map(orderView);
+    });
+  }
+
+  for (const path of ['/orders/open', '/options/orders/open']) {
+    app.get(path, {
+      config: { access: 'read' },
+      schema: {
+        tags: TAGS,
+        summary: 'The caller\'s resting option and spot orders (additive)',
+        querystring: Type.Object({ marketId: MarketFilter }, { additionalProperties: false }),
+        response: responses({ 200: Type.Array(OrderView) }),
+      },
+    }, async (req) => {
+      const id = accountId(callerAddress(req));
+      const account = id === undefined ? undefined : ctx.exchange.clob.findAccount(id);
+      if (account === undefined) return [];
+      return [...account.orders.values()]
+        .filter((o) => req.query.marketId === undefined || o.market.spec.id === req.query.marketId)
+        .sort((a, b) => b.id - a.id)
+        .map((o) => orderView(orderRecord(o)));
+    });
+  }
+
+}
+
+function tradeListRoutes(app: TypedApp, ctx: GatewayContext): void {
+  const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
+  app.get('/options/trades/me', {
+    config: { access: 'read' },
+    schema: {
+      tags: TAGS,
+      summary: 'The caller\'s option and spot fills, newest first',
+      querystring: Type.Object(
+        { limit: listLimit(500, 100), marketId: MarketFilter, before: Before },
+        { additionalProperties: false },
+      ),
+      response: responses({ 200: Type.Array(TradeView) }),
+    },
+  }, async (req) => {
+    const id = accountId(callerAddress(req));
+    if (id === undefined) return [];
+    await ctx.sequencer.barrier();
+    const { limit, marketId, before } = req.query;
+    const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, beforeId: before };
+    const rows = ctx.tradingHistory.trades(query);
+    return rows.map((t) => ({
+      ...t,
+      price: dec(t.price),
+      quantity: dec(t.quantity),
+      fee: dec(t.fee),
+      feeBps: dec(t.feeBps),
+      realizedPnl: dec(t.realizedPnl),
+      createdAt: iso(t.createdAt),
+    }));
+  });
+}
+
+function positionRoutes(app: TypedApp, ctx: GatewayContext): void {
+  app.get('/positions/me', {
+    config: { access: 'read' },
+    schema: {
+      tags: TAGS,
+      summary: 'The caller\'s open option positions, valued at the mark',
+      description: POSITIONS_DESCRIPTION,
+      response: responses({ 200: Type.Array(OptionPositionSchema) }),
+    },
+  }, async (req) => {
+    const id = ctx.exchange.accounts.find(callerAddress(req))?.id;
+    if (id === undefined) return [];
+    return optionPositionViews(ctx.exchange.clob, id, ctx.now()).map(optionPositionView);
+  });
+
+  app.get('/portfolio/balances', {
+    config: { access: 'read' },
+    schema: {
+      tags: TAGS,
+      summary: 'Unified balances: per bucket available, locked and total in USDC',
+      description: 'The payload of GET /portfolio/balances/stream. locked is what order holds and margin in '
+        + 'use keep in the bucket; available = total − locked. spotAssets (additive) lists the spot '
+        + 'bucket\'s other assets in their own units.',
+      response: responses({ 200: PortfolioBalancesView }),
+    },
+  }, async (req) => {
+    await ctx.sequencer.barrier();
+    return balancesView(ctx, callerAddress(req));
+  });
+
+  app.get('/portfolio/me', {
+    config: { access: 'read' },
+    schema: {
+      tags: TAGS,
+      summary: 'The caller\'s portfolio: options (funds, Greeks, positions), spot holdings, perps, wallet',
+      response: responses({ 200: PortfolioView }),
+    },
+  }, async (req) => {
+    await ctx.sequencer.barrier();
+    return portfolioView(ctx, callerAddress(req));
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * Unified balances for GET /portfolio/balances/stream: one BalancesGroup per address.
+ *
+ * Payload `{ wallet, perps, options, spot, pendingWithdrawalTotal, updatedAt }`, each bucket
+ * `{ available, locked, total }` in the settlement asset (USDC), read from the core with
+ * `exchange.assetBalances` and `exchange.walletBalances` (decisions.md "Streams"). `updatedAt` is
+ * when the figures were read (ISO 8601).
+ *
+ * Driven by published events: a `ledger` entry on one of the account's buckets, a `settlement`
+ * (pending withdrawals), and the account's `order`, `fill` and `position` events (order reserves
+ * and margin in use are `locked`) mark the group dirty; a `mark` event marks every group dirty,
+ * since margin in use moves with the mark. Every BALANCES_INTERVAL_MS a dirty group re-reads the
+ * balances and sends `event: update` only when a figure changed, so changes are coalesced per
+ * interval. Balances are read from the core (locked amounts exist only there), so, unlike the
+ * event-sourced books and positions, they may include commands whose journal batch is still being
+ * written (at most the in-flight batches). Frames are `{ type: 'snapshot' | 'update', eventId,
+ * eventType, eventSeq, engineTs, sourceTs, payload }`: the contract's `{ type, payload }` inside the
+ * common envelope.
+ * Tested by test/streams/balances-stream.test.ts.
+ */
+import type { ExchangeEvent } from '../../core/events.ts';
+import { dec, iso } from '../format.ts';
+import { Group, type EventSink, type StreamHub } from './hub.ts';
+import type { SseConnection, StreamErrorCode } from './sse.ts';
+
+export const BALANCES_INTERVAL_MS = 250;
+
+export class BalancesGroup extends Group {
+  private readonly members = new Set<SseConnection>();
+  /** The buckets JSON members hold (without updatedAt). */
+  private held: string;
+  private readAt: number;
+  private seenMarkEpoch: number;
+  dirty = false;
+  engineTs: number;
+
+  constructor(
+    hub: StreamHub,
+    private readonly views: BalancesViews,
+    readonly address: string,
+    onEmpty: () => void,
+  ) {
+    super(hub, BALANCES_INTERVAL_MS, onEmpty);
+    this.seenMarkEpoch = views.markEpoch;
+    this.held = this.read();
+    this.readAt = Date.now();
+    this.engineTs = hub.ctx.exchange.now();
+  }
+
+  /** Brings existing members up to date, then the joiner's snapshot. */
+  join(conn: SseConnection): void {
+    this.run(true);
+    this.members.add(conn);
+    this.retain();
+    conn.onClose(() => {
+      if (this.members.delete(conn)) this.release();
+    });
+    conn.write(this.balancesFrame('snapshot', 'BalancesSnapshot'));
+  }
+
+  failAll(code: StreamErrorCode, message: string, retryable: boolean): void {
+    for (const conn of [...this.members]) conn.fail(code, message, retryable);
+  }
+
+  protected tick(): void {
+    if (!this.dirty && this.seenMarkEpoch === this.views.markEpoch) return;
+    if (!this.dirty) this.engineTs = Math.max(this.engineTs, this.hub.ctx.exchange.now());
+    this.dirty = false;
+    this.seenMarkEpoch = this.views.markEpoch;
+    const now = this.read();
+    if (now === this.held) return;
+    this.held = now;
+    this.readAt = Date.now();
+    this.seq++;
+    this.send(this.balancesFrame('update', 'BalancesUpdate'), this.members);
+  }
+
+  private balancesFrame(type: 'snapshot' | 'update', eventType: string): Buffer {
+    const payload = `{${this.held},"updatedAt":"${iso(this.readAt)}"}`;
+    return this.frame(type, eventType, this.engineTs, payload, type);
+  }
+
+  /** `"wallet":{...},"perps":{...},"options":{...},"spot":{...},"pendingWithdrawalTotal":"..."` */
+  private read(): string {
+    const exchange = this.hub.ctx.exchange;
+    const asset = exchange.config.settlementAsset;
+    const buckets: Record<string, { available: string; locked: string; total: string }> = {};
+    for (const b of exchange.assetBalances(this.address)) {
+      if (b.asset !== asset) continue;
+      buckets[b.bucket] = { available: dec(b.available), locked: dec(b.locked), total: dec(b.total) };
+    }
+    const pending = dec(exchange.walletBalances(this.address).pendingWithdrawalTotal);
+    const json = JSON.stringify({
+      wallet: buckets.wallet,
+      perps: buckets.perps,
+      options: buckets.options,
+      spot: buckets.spot,
+      pendingWithdrawalTotal: pending,
+    });
+    return json.slice(1, -1);
+  }
+}
+
+export class BalancesViews implements EventSink {
+  private readonly groups = new Map<string, BalancesGroup>();
+  /** Increments on every published mark event (margin in use may have moved for anyone). */
+  markEpoch = 0;
+
+  constructor(private readonly hub: StreamHub) {
+    hub.addSink(this);
+  }
+
+  onEvents(events: readonly ExchangeEvent[]): void {
+    if (this.groups.size === 0) return;
+    for (const e of events) {
+      switch (e.type) {
+        case 'ledger':
+          if (e.entry.account.kind === 'user') this.touch(e.entry.account.accountId, e.entry.at);
+          break;
+        case 'settlement':
+          this.touch(e.settlement.accountId, e.settlement.updatedAt);
+          break;
+        case 'order':
+          this.touch(e.order.accountId, e.order.updatedAt);
+          break;
+        case 'fill':
+          this.touch(e.fill.maker.accountId, e.fill.at);
+          this.touch(e.fill.taker.accountId, e.fill.at);
+          break;
+        case 'position':
+          this.touch(e.position.accountId, e.position.updatedAt);
+          break;
+        case 'mark':
+          this.markEpoch++;
+          break;
+      }
+    }
+  }
+
+  /** Joins (or makes) the address's group. */
+  join(conn: SseConnection, address: string): void {
+    let group = this.groups.get(address);
+    if (group === undefined) {
+      group = new BalancesGroup(this.hub, this, address, () => this.groups.delete(address));
+      this.groups.set(address, group);
+    }
+    group.join(conn);
+  }
+
+  private touch(accountId: number, at: number): void {
+    const address = this.hub.ctx.exchange.accounts.byNumber(accountId)?.address;
+    const group = address === undefined ? undefined : this.groups.get(address);
+    if (group === undefined) return;
+    group.dirty = true;
+    if (at > group.engineTs) group.engineTs = at;
+  }
+}

@@ -1,0 +1,329 @@
+/**
+ * The stream hub: the one place that connects the sequencer's published events to open SSE
+ * connections. It owns what every stream shares and nothing stream-specific:
+ *
+ *   - the event source: one `sequencer.subscribe` listener, called in commit order after each
+ *     batch is durable, handing every command's events to the registered view modules
+ *     (`EventSink`s). Sinks update their mirrors, mark groups dirty or queue records; they never
+ *     write to sockets inside the sequencer's delivery. Because the journal is written while the
+ *     core goes on applying commands, live core state can be ahead of what is durable; views that
+ *     must show only durable state (books, positions) keep event-sourced mirrors instead of
+ *     reading the core, so a stream never shows what a crash could take back;
+ *   - `Group`: the fan-out unit. A view is computed once per group and interval on a gateway
+ *     timer, serialized once, and the same bytes are written to every member. Each group carries
+ *     its own monotonically increasing `seq`; a member's snapshot carries the group's current seq
+ *     and every later frame of the group the next one, so each connection sees a strictly
+ *     increasing, gap-free eventSeq from its snapshot on (the SSE `id:` equals it). A group's timer
+ *     starts with its first member and stops with its last;
+ *   - fan-out (`broadcast`): writes go out in time slices of FANOUT_SLICE_MS, yielding to the
+ *     event loop between slices, so a frame for 10,000 subscribers never holds up commands and
+ *     HTTP requests for the whole write loop. Jobs run in order, so each connection receives its
+ *     frames in seq order; a group whose previous frame is still going out skips its tick (its
+ *     changes stay pending and go into the next frame), so a fan-out that cannot keep up lowers
+ *     the frame rate instead of queueing memory;
+ *   - connections: admission caps, one heartbeat timer for all connections (with the stall
+ *     check), the periodic credential re-check of private streams (SSE_AUTH_RECHECK_MS; a revoked
+ *     or expired key or session ends the stream with UNAUTHENTICATED, retryable false), and
+ *     UPSTREAM_UNAVAILABLE for everyone when the core stops or the service shuts down.
+ *
+ * View modules (book-view.ts, account-view.ts, balances-view.ts; options and board streams later)
+ * subclass Group, register an EventSink, and are wired to routes by their route module.
+ * Tested through the stream tests in test/streams/.
+ */
+import type { ServerResponse } from 'node:http';
+import type { ExchangeEvent } from '../../core/events.ts';
+import type { GatewayContext } from '../context.ts';
+import { ConnectionCaps } from './admission.ts';
+import { eventChunk, SseConnection, type StreamErrorCode } from './sse.ts';
+
+/** Longest stretch of socket writes before the fan-out yields to the event loop. */
+export const FANOUT_SLICE_MS = 4;
+
+interface FanOutJob {
+  readonly count: number;
+  readonly step: (index: number) => void;
+  next: number;
+  readonly done: () => void;
+}
+
+export interface StreamSettings {
+  readonly heartbeatMs: number;
+  readonly maxConnections: number;
+  readonly maxPerIp: number;
+  readonly maxPerAccount: number;
+  readonly maxBufferBytes: number;
+  readonly authRecheckMs: number;
+}
+
+export interface EventSink {
+  onEvents(events: readonly ExchangeEvent[]): void;
+}
+
+/** A private stream's credential, asked again every SSE_AUTH_RECHECK_MS while the stream is open. */
+export type CredentialCheck = () => boolean | Promise<boolean>;
+
+export interface StreamStats {
+  readonly connections: number;
+  readonly groups: number;
+  readonly opened: number;
+  readonly slowConsumerDrops: number;
+  /** Largest number of bytes any connection held in user space after a write. */
+  readonly peakBufferedBytes: number;
+}
+
+export class StreamHub {
+  readonly caps: ConnectionCaps;
+  private readonly epoch = Date.now().toString(36);
+  private readonly connections = new Set<SseConnection>();
+  private readonly credentials = new Map<SseConnection, CredentialCheck>();
+  private readonly sinks: EventSink[] = [];
+  private readonly timers: NodeJS.Timeout[];
+  private readonly unsubscribe: () => void;
+  private readonly jobs: FanOutJob[] = [];
+  private pumping = false;
+  private nextGroup = 1;
+  private activeGroups = 0;
+  private closed = false;
+  private readonly counters = { opened: 0, slowConsumerDrops: 0, peakBufferedBytes: 0 };
+
+  constructor(
+    readonly ctx: GatewayContext,
+    readonly settings: StreamSettings,
+    private readonly report: (error: unknown, message: string) => void,
+  ) {
+    this.caps = new ConnectionCaps(settings);
+    this.unsubscribe = ctx.sequencer.subscribe((events) => this.dispatch(events));
+    this.timers = [
+      setInterval(() => this.beat(), settings.heartbeatMs),
+      setInterval(() => this.recheck(), settings.authRecheckMs),
+    ];
+    for (const t of this.timers) t.unref();
+  }
+
+  addSink(sink: EventSink): void {
+    this.sinks.push(sink);
+  }
+
+  /** Starts an SSE response on a hijacked reply; the slot from `caps.admit` is released on close. */
+  connect(
+    res: ServerResponse,
+    headers: Record<string, string | number | string[]>,
+    credential: CredentialCheck | null,
+    release: () => void,
+  ): SseConnection {
+    const conn = SseConnection.open(res, headers, this.settings.maxBufferBytes, {
+      onSlowConsumer: () => this.counters.slowConsumerDrops++,
+      onBuffered: (bytes) => {
+        if (bytes > this.counters.peakBufferedBytes) this.counters.peakBufferedBytes = bytes;
+      },
+    });
+    this.connections.add(conn);
+    this.counters.opened++;
+    if (credential !== null) this.credentials.set(conn, credential);
+    conn.onClose(() => {
+      this.connections.delete(conn);
+      this.credentials.delete(conn);
+      release();
+    });
+    return conn;
+  }
+
+  /**
+   * Writes `frame` to every target, in time slices; `done` runs once the last target was
+   * written (or the hub closed). Jobs run in the order they were queued.
+   */
+  broadcast(frame: Buffer, targets: Iterable<SseConnection>, done: () => void = () => undefined): void {
+    const list = [...targets];
+    this.fanOut(list.length, (i) => list[i]!.write(frame), done);
+  }
+
+  /** Runs `step(0..count-1)` in time slices, after the jobs queued before it; then `done`. */
+  fanOut(count: number, step: (index: number) => void, done: () => void): void {
+    this.jobs.push({ count, step, next: 0, done });
+    if (!this.pumping) {
+      this.pumping = true;
+      this.pump();
+    }
+  }
+
+  nextGroupId(): string {
+    return `${this.epoch}.${this.nextGroup++}`;
+  }
+
+  groupStarted(): void {
+    this.activeGroups++;
+  }
+
+  groupStopped(): void {
+    this.activeGroups--;
+  }
+
+  reportError(error: unknown, message: string): void {
+    this.report(error, message);
+  }
+
+  stats(): StreamStats {
+    return { connections: this.connections.size, groups: this.activeGroups, ...this.counters };
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Ends every stream (UPSTREAM_UNAVAILABLE, retryable) and stops listening; for shutdown. */
+  close(): void {
+    if (this.closed) return;
+    this.failEveryone('UPSTREAM_UNAVAILABLE', 'the server is shutting down; reconnect', true);
+    this.closed = true;
+    this.unsubscribe();
+    for (const t of this.timers) clearInterval(t);
+  }
+
+  /** The core stopped: every stream ends with UPSTREAM_UNAVAILABLE (retryable). */
+  upstreamDown(): void {
+    const message = 'the exchange core is unavailable; reconnect with backoff';
+    this.failEveryone('UPSTREAM_UNAVAILABLE', message, true);
+  }
+
+  private failEveryone(code: StreamErrorCode, message: string, retryable: boolean): void {
+    for (const conn of [...this.connections]) conn.fail(code, message, retryable);
+  }
+
+  private pump(): void {
+    const deadline = performance.now() + FANOUT_SLICE_MS;
+    while (this.jobs.length > 0) {
+      const job = this.jobs[0]!;
+      while (job.next < job.count) {
+        try {
+          job.step(job.next++);
+        } catch (error) {
+          this.report(error, 'stream fan-out step failed');
+        }
+        if ((job.next & 15) === 0 && performance.now() > deadline && !this.closed) {
+          setImmediate(() => this.pump());
+          return;
+        }
+      }
+      this.jobs.shift();
+      job.done();
+    }
+    this.pumping = false;
+  }
+
+  private dispatch(events: readonly ExchangeEvent[]): void {
+    for (const sink of this.sinks) {
+      try {
+        sink.onEvents(events);
+      } catch (error) {
+        this.report(error, 'stream event sink failed');
+      }
+    }
+  }
+
+  private beat(): void {
+    const list = [...this.connections];
+    this.fanOut(list.length, (i) => list[i]!.heartbeat(), () => undefined);
+  }
+
+  private recheck(): void {
+    if (this.connections.size > 0 && !this.ctx.sequencer.isHealthy()) return this.upstreamDown();
+    for (const [conn, check] of this.credentials) {
+      const end = (ok: boolean) => {
+        if (!ok) conn.fail('UNAUTHENTICATED', 'the session or API key was revoked or has expired', false);
+      };
+      const result = check();
+      if (typeof result === 'boolean') end(result);
+      else result.then(end, () => end(false));
+    }
+  }
+}
+
+/**
+ * A fan-out group: members share one computed view, one timer and one seq. Subclasses add
+ * members (calling `retain`/`release`), compute in `tick`, and end members in `failAll`.
+ */
+export abstract class Group {
+  /** Seq of the view state members hold; a new frame increments it first. */
+  seq = 1;
+  readonly id: string;
+  private timer: NodeJS.Timeout | null = null;
+  private retained = 0;
+  /** A frame of this group is still being written to its members (see StreamHub.broadcast). */
+  private sending = false;
+
+  constructor(
+    protected readonly hub: StreamHub,
+    readonly intervalMs: number,
+    private readonly onEmpty: () => void,
+  ) {
+    this.id = hub.nextGroupId();
+  }
+
+  get memberCount(): number {
+    return this.retained;
+  }
+
+  protected eventId(seq: number): string {
+    return `${this.id}.${seq}`;
+  }
+
+  /** A frame of this group at its current seq (sourceTs = engineTs: the engine is the source). */
+  protected frame(event: string, eventType: string, engineTs: number, payload: string, type?: string) {
+    const seq = this.seq;
+    const eventId = this.eventId(seq);
+    const fields = { eventId, eventType, eventSeq: seq, engineTs, sourceTs: engineTs, payload };
+    return eventChunk(event, type === undefined ? fields : { ...fields, type });
+  }
+
+  protected retain(): void {
+    if (this.retained++ > 0) return;
+    this.hub.groupStarted();
+    this.timer = setInterval(() => this.run(), this.intervalMs);
+  }
+
+  protected release(): void {
+    if (--this.retained > 0) return;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.hub.groupStopped();
+    this.stopped();
+    this.onEmpty();
+  }
+
+  /** Called once when the last member left (detach from feeds). */
+  protected stopped(): void {}
+
+  /**
+   * One tick now, for members only; skipped while the previous frame is still going out unless
+   * `force`. An exception ends the members with INTERNAL.
+   */
+  protected run(force = false): void {
+    if (this.retained === 0 || (this.sending && !force)) return;
+    try {
+      this.tick();
+    } catch (error) {
+      this.hub.reportError(error, 'stream view failed');
+      this.failAll('INTERNAL', 'the stream failed; reconnect', true);
+    }
+  }
+
+  protected abstract tick(): void;
+
+  /** Writes a frame to `members` through the hub's sliced fan-out. */
+  protected send(frame: Buffer, members: Iterable<SseConnection>): void {
+    this.sending = true;
+    this.hub.broadcast(frame, members, () => {
+      this.sending = false;
+    });
+  }
+
+  /** Runs `step` for each of `count` members through the hub's sliced fan-out. */
+  protected sendEach(count: number, step: (index: number) => void): void {
+    this.sending = true;
+    this.hub.fanOut(count, step, () => {
+      this.sending = false;
+    });
+  }
+
+  abstract failAll(code: StreamErrorCode, message: string, retryable: boolean): void;
+}

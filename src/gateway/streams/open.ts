@@ -1,0 +1,84 @@
+/**
+ * Opening a stream, shared by every stream route. Everything that can refuse a stream happens
+ * before the response head is written, so a refusal is an ordinary `{ error, message }` reply:
+ * 401/403 (the access hook, and here the Origin rule for cookie sessions), 400 (the query schema,
+ * validated before the handler), 404 (the route's own lookup), 429/503 (connection caps, core
+ * down). Then the reply is hijacked, the head is written with the headers the onRequest hooks set
+ * (version, rate limit), and `start` joins the view groups and writes the snapshot in the same
+ * synchronous step, so no published event falls between the snapshot and the first diff.
+ *
+ * Streams are HTTP/1.1 chunked responses; an HTTP/1.0 request, or one pipelined behind another
+ * response on the same connection, is refused with 400.
+ *
+ * Credentials: private streams take the session cookie, `Authorization: Bearer` or `x-api-key`
+ * (any scope), never a token in the query string (unknown parameters are refused, and identity
+ * is never read from the URL). A cookie-authenticated stream from another `Origin` is 403
+ * (research/reliability.md 5.4). While open, the credential is re-checked by the hub.
+ * Tested by test/streams/perps-private.test.ts and test/streams/streams-limits.test.ts.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SESSION_COOKIE } from '../auth/identity.ts';
+import type { GatewayContext } from '../context.ts';
+import { ApiError, apiError } from '../errors.ts';
+import type { CredentialCheck, StreamHub } from './hub.ts';
+import type { SseConnection } from './sse.ts';
+
+export interface StreamStart {
+  /** Whether the stream carries the caller's private data (needs an identity). */
+  readonly private: boolean;
+  /** Runs right after the head is written: join groups, write the snapshot. */
+  start(conn: SseConnection, address: string | null): void;
+}
+
+export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyReply, spec: StreamStart) {
+  if (hub.isClosed || !hub.ctx.sequencer.isHealthy()) {
+    throw apiError('UNAVAILABLE', 'the exchange core is unavailable');
+  }
+  const caller = spec.private ? privateCaller(hub.ctx, req) : null;
+  const slot = hub.caps.admit(req.ip, caller?.address ?? null);
+  if (slot instanceof ApiError) throw slot;
+  if (reply.raw.socket === null || req.raw.httpVersion === '1.0') {
+    slot.release();
+    throw apiError('VALIDATION_ERROR', 'a stream needs HTTP/1.1 and must not be pipelined behind a request');
+  }
+  reply.hijack();
+  const conn = hub.connect(reply.raw, headersOf(reply), caller?.credential ?? null, slot.release);
+  try {
+    spec.start(conn, caller?.address ?? null);
+  } catch (error) {
+    hub.reportError(error, 'stream start failed');
+    conn.fail('INTERNAL', 'the stream could not start; reconnect', true);
+  }
+}
+
+function headersOf(reply: FastifyReply): Record<string, string | number | string[]> {
+  const out: Record<string, string | number | string[]> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) out[name] = value;
+  return out;
+}
+
+interface PrivateCaller {
+  readonly address: string;
+  readonly credential: CredentialCheck;
+}
+
+/** The caller of a private stream and how to re-check its credential. */
+function privateCaller(ctx: GatewayContext, req: FastifyRequest): PrivateCaller {
+  const id = req.identity;
+  if (id === null) throw req.identityError ?? apiError('UNAUTHENTICATED', 'sign in or send an API key');
+  if (id.via === 'apiKey') {
+    const keyId = id.key.id;
+    return { address: id.address, credential: () => ctx.apiKeys.isActive(keyId) };
+  }
+  if (id.fromCookie) {
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== ctx.settings.publicOrigin) {
+      throw apiError('FORBIDDEN', `cross-origin stream from ${origin} refused`);
+    }
+  }
+  const token = id.fromCookie
+    ? (req.cookies[SESSION_COOKIE] ?? '')
+    : (req.headers.authorization ?? '').slice('Bearer '.length);
+  const jti = id.session.jti;
+  return { address: id.address, credential: async () => (await ctx.sessions.verify(token))?.jti === jti };
+}

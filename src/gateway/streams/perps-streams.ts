@@ -1,0 +1,128 @@
+/**
+ * The perp stream routes (contract "Events", decisions.md "Streams"):
+ *
+ *   GET /perps/book-stream   public   marketId; depth 1-100 (25); intervalMs 50-2000 (100)
+ *   GET /perps/stream/events private  marketId; depth 1-250 (25); openOnly; intervalMs 100-5000 (500)
+ *   GET /perps/stream/user   private  openOnly; intervalMs 50-5000 (250)
+ *
+ * Each opens with `event: snapshot`, then sends `update` (book) or `delta` (private) frames with
+ * diffs only, in the envelope `{ eventId, eventType, eventSeq, engineTs, sourceTs, payload }`.
+ * The views live in book-view.ts and account-view.ts; opening rules in open.ts.
+ * Tested by test/streams/book-stream.test.ts and test/streams/perps-private.test.ts.
+ */
+import type { LinearMarket } from '../../core/linear/market.ts';
+import type { TypedApp } from '../app.ts';
+import { apiError } from '../errors.ts';
+import { AccountViews } from './account-view.ts';
+import { BookViews } from './book-view.ts';
+import type { StreamHub } from './hub.ts';
+import { openStream } from './open.ts';
+import {
+  BookMessage,
+  BookStreamQuery,
+  EventsMessage,
+  EventsStreamQuery,
+  STREAM_BOUNDS,
+  streamResponses,
+  UserMessage,
+  UserStreamQuery,
+} from './schemas.ts';
+
+const PRIVATE_NOTE =
+  'Authenticate with the session cookie, Authorization: Bearer or x-api-key (scope read is enough); ' +
+  'a token in the query string is never accepted. A revoked or expired credential ends the stream with ' +
+  'event: error UNAUTHENTICATED (retryable false) within SSE_AUTH_RECHECK_MS.';
+
+export function perpsStreamRoutes(app: TypedApp, hub: StreamHub): void {
+  const books = new BookViews(hub);
+  const accounts = new AccountViews(hub, books);
+  const market = (id: string): LinearMarket => {
+    const m = hub.ctx.exchange.linear.markets.get(id);
+    if (m === undefined || m.status !== 'open') throw apiError('NOT_FOUND', `market ${id} not found`);
+    return m;
+  };
+  bookStreamRoute(app, hub, books, market);
+  eventsStreamRoute(app, hub, accounts, market);
+  userStreamRoute(app, hub, accounts);
+}
+
+type MarketLookup = (id: string) => LinearMarket;
+
+function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market: MarketLookup): void {
+  app.get('/perps/book-stream', {
+    exposeHeadRoute: false,
+    config: { access: 'public' },
+    schema: {
+      tags: ['streams'],
+      summary: 'Order book stream: snapshot, then update diffs of the top levels',
+      description:
+        'Levels { price, size, total } best first; total is the running size from the top. ' +
+        'An update lists the levels whose size changed or that entered or left the depth window; ' +
+        'size "0" means the level was removed. Totals of levels not listed may have moved: ' +
+        'recompute them from the sizes.',
+      querystring: BookStreamQuery,
+      response: streamResponses(BookMessage, [400, 404, 429, 503]),
+    },
+  }, async (req, reply) => {
+    const q = req.query;
+    const m = market(q.marketId);
+    const depth = q.depth ?? STREAM_BOUNDS.book.depth.default;
+    const intervalMs = q.intervalMs ?? STREAM_BOUNDS.book.intervalMs.default;
+    openStream(hub, req, reply, {
+      private: false,
+      start: (conn) => books.group(m, depth, intervalMs).addPublic(conn),
+    });
+  });
+}
+
+function eventsStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews, market: MarketLookup) {
+  app.get('/perps/stream/events', {
+    exposeHeadRoute: false,
+    config: { access: 'read' },
+    schema: {
+      tags: ['streams'],
+      summary: 'The caller\'s perp events in one market: book, own fills, own positions',
+      description:
+        'snapshot { marketId, orderbook, trades: [], positions: [Position] }, then delta { marketId, ' +
+        'orderbook (changed levels only), trades (the caller\'s new fills), positions: { upserts, ' +
+        `removedIds } }. A fill arrives as a trade plus a position upsert. ${PRIVATE_NOTE}`,
+      querystring: EventsStreamQuery,
+      response: streamResponses(EventsMessage, [400, 401, 403, 404, 429, 503]),
+    },
+  }, async (req, reply) => {
+    const q = req.query;
+    const query = {
+      market: market(q.marketId),
+      depth: q.depth ?? STREAM_BOUNDS.events.depth.default,
+      intervalMs: q.intervalMs ?? STREAM_BOUNDS.events.intervalMs.default,
+      openOnly: q.openOnly ?? false,
+    };
+    openStream(hub, req, reply, {
+      private: true,
+      start: (conn, address) => accounts.openEvents(conn, address!, query),
+    });
+  });
+}
+
+function userStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews): void {
+  app.get('/perps/stream/user', {
+    exposeHeadRoute: false,
+    config: { access: 'read' },
+    schema: {
+      tags: ['streams'],
+      summary: 'The caller\'s perp fills and positions across all markets (no book)',
+      description:
+        'snapshot { trades: [], positions: [Position] }, then delta { trades: [Fill], ' +
+        `positions: { upserts, removedIds } }. ${PRIVATE_NOTE}`,
+      querystring: UserStreamQuery,
+      response: streamResponses(UserMessage, [400, 401, 403, 429, 503]),
+    },
+  }, async (req, reply) => {
+    const q = req.query;
+    const intervalMs = q.intervalMs ?? STREAM_BOUNDS.user.intervalMs.default;
+    openStream(hub, req, reply, {
+      private: true,
+      start: (conn, address) => accounts.joinUser(conn, address!, intervalMs, q.openOnly ?? false),
+    });
+  });
+}

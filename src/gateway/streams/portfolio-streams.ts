@@ -1,0 +1,33 @@
+/**
+ * GET /portfolio/balances/stream (private, no parameters): `event: snapshot` with the caller's
+ * unified balances on connect, then `event: update` whenever they change (coalesced every
+ * BALANCES_INTERVAL_MS); `event: error` UPSTREAM_UNAVAILABLE (retryable) when the core stops.
+ * The view is balances-view.ts. Tested by test/streams/balances-stream.test.ts.
+ */
+import type { TypedApp } from '../app.ts';
+import { BALANCES_INTERVAL_MS, BalancesViews } from './balances-view.ts';
+import type { StreamHub } from './hub.ts';
+import { openStream } from './open.ts';
+import { BalancesMessage, NoQuery, streamResponses } from './schemas.ts';
+
+export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
+  const balances = new BalancesViews(hub);
+  app.get('/portfolio/balances/stream', {
+    exposeHeadRoute: false,
+    config: { access: 'read' },
+    schema: {
+      tags: ['streams'],
+      summary: 'The caller\'s unified balances across the four buckets, live',
+      description:
+        'Each message is { type: "snapshot" | "update", eventId, eventType, eventSeq, engineTs, sourceTs, ' +
+        'payload } ' +
+        'with payload { wallet, perps, options, spot, pendingWithdrawalTotal, updatedAt }, each bucket ' +
+        `{ available, locked, total } in USDC. Changes are coalesced every ${BALANCES_INTERVAL_MS} ms and ` +
+        'sent only when a figure changed. Session cookie, Bearer or x-api-key (scope read).',
+      querystring: NoQuery,
+      response: streamResponses(BalancesMessage, [400, 401, 403, 429, 503]),
+    },
+  }, async (req, reply) => {
+    openStream(hub, req, reply, { private: true, start: (conn, address) => balances.join(conn, address!) });
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * Query-string schemas of the stream endpoints (validated by the app's strict validator before a
+ * stream opens: out-of-range or unknown parameters are 400 VALIDATION_ERROR) and the OpenAPI
+ * description of what a stream sends. Defaults are applied by the handlers (the validator does
+ * not fill them in); they are listed here so the document shows them.
+ */
+import { Type, type TSchema } from 'typebox';
+import { ErrorBody } from '../schemas/common.ts';
+import type { StreamErrorCode } from './sse.ts';
+
+const STREAM_ERROR_CODES: readonly StreamErrorCode[] = [
+  'INVALID_PARAMS',
+  'UNAUTHENTICATED',
+  'SLOW_CONSUMER',
+  'UPSTREAM_UNAVAILABLE',
+  'INTERNAL',
+];
+
+export const STREAM_BOUNDS = {
+  book: { depth: { max: 100, default: 25 }, intervalMs: { min: 50, max: 2000, default: 100 } },
+  events: { depth: { max: 250, default: 25 }, intervalMs: { min: 100, max: 5000, default: 500 } },
+  user: { intervalMs: { min: 50, max: 5000, default: 250 } },
+} as const;
+
+const MarketId = Type.String({ minLength: 1, maxLength: 40, description: 'e.g. BTC-PERP' });
+const depth = (b: { max: number; default: number }) =>
+  Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: b.max,
+      default: b.default,
+      description: `levels per side, 1 to ${b.max}`,
+    }),
+  );
+const interval = (b: { min: number; max: number; default: number }) =>
+  Type.Optional(
+    Type.Integer({
+      minimum: b.min,
+      maximum: b.max,
+      default: b.default,
+      description: `coalescing interval in ms, ${b.min} to ${b.max}`,
+    }),
+  );
+const OpenOnly = Type.Optional(
+  Type.Boolean({
+    default: false,
+    description: 'only open positions; positions that close are then sent as removedIds',
+  }),
+);
+
+export const BookStreamQuery = Type.Object(
+  {
+    marketId: MarketId,
+    depth: depth(STREAM_BOUNDS.book.depth),
+    intervalMs: interval(STREAM_BOUNDS.book.intervalMs),
+  },
+  { additionalProperties: false },
+);
+
+export const EventsStreamQuery = Type.Object(
+  {
+    marketId: MarketId,
+    depth: depth(STREAM_BOUNDS.events.depth),
+    openOnly: OpenOnly,
+    intervalMs: interval(STREAM_BOUNDS.events.intervalMs),
+  },
+  { additionalProperties: false },
+);
+
+export const UserStreamQuery = Type.Object(
+  { openOnly: OpenOnly, intervalMs: interval(STREAM_BOUNDS.user.intervalMs) },
+  { additionalProperties: false },
+);
+
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+const Envelope = (payload: TSchema, extra: Record<string, TSchema> = {}) =>
+  Type.Object({
+    ...extra,
+    eventId: Type.String({ description: 'unique id of this message' }),
+    eventType: Type.String(),
+    eventSeq: Type.Integer({ description: 'strictly increasing per connection; equals the SSE id' }),
+    engineTs: Type.Integer({ description: 'Unix ms: engine time of the latest change in the message' }),
+    sourceTs: Type.Integer({
+      description: 'Unix ms: time of the input behind it (the engine\'s own time for these streams)',
+    }),
+    payload,
+  });
+
+const Level = Type.Object({
+  price: Type.String(),
+  size: Type.String({ description: '"0": the level was removed' }),
+  total: Type.String({ description: 'running size from the top of the book' }),
+});
+const Book = { bids: Type.Array(Level), asks: Type.Array(Level) };
+const Fill = Type.Object({
+  tradeId: Type.String(),
+  orderId: Type.String(),
+  marketId: Type.String(),
+  side: Type.String(),
+  price: Type.String(),
+  quantity: Type.String(),
+  liquidity: Type.String(),
+  fee: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+const Position = Type.Object({
+  id: Type.String(),
+  marketId: Type.String(),
+  marginMode: Type.String(),
+  side: Type.String(),
+  quantity: Type.String(),
+  entryPrice: Type.Union([Type.String(), Type.Null()]),
+  realizedPnl: Type.String(),
+  status: Type.String(),
+});
+const PositionsDelta = Type.Union([
+  Type.Array(Position),
+  Type.Object({ upserts: Type.Array(Position), removedIds: Type.Array(Type.String()) }),
+]);
+const Bucket = Type.Object({ available: Type.String(), locked: Type.String(), total: Type.String() });
+
+export const BookMessage = Envelope(Type.Object({ marketId: Type.String(), ...Book }));
+export const EventsMessage = Envelope(
+  Type.Object({
+    marketId: Type.String(),
+    orderbook: Type.Object(Book),
+    trades: Type.Array(Fill),
+    positions: PositionsDelta,
+  }),
+);
+export const UserMessage = Envelope(Type.Object({ trades: Type.Array(Fill), positions: PositionsDelta }));
+export const BalancesMessage = Envelope(
+  Type.Object({
+    wallet: Bucket,
+    perps: Bucket,
+    options: Bucket,
+    spot: Bucket,
+    pendingWithdrawalTotal: Type.String(),
+    updatedAt: Type.String({ format: 'date-time' }),
+  }),
+  { type: Type.Union([Type.Literal('snapshot'), Type.Literal('update')]) },
+);
+
+/** `event: error` data. */
+export const StreamError = Type.Object({
+  code: Type.Union(STREAM_ERROR_CODES.map((c) => Type.Literal(c))),
+  message: Type.String(),
+  retryable: Type.Boolean(),
+});
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'a parameter is missing, unknown or out of range (before any stream opens)',
+  401: 'no valid session or API key (private streams)',
+  403: 'cookie session from another Origin, or an API key used outside its allowedIps',
+  404: 'unknown market',
+  429: 'rate limited, or too many open streams for this IP address or account',
+  503: 'the server holds its maximum number of streams, or the core is unavailable',
+};
+
+/** Responses of a stream route: 200 text/event-stream carrying `message` as data, and the errors. */
+export function streamResponses(message: TSchema, statuses: readonly number[]): Record<number, unknown> {
+  const out: Record<number, unknown> = {
+    200: {
+      description:
+        'text/event-stream: `snapshot`, then diffs; `event: error` carries { code, message, retryable }',
+      content: { 'text/event-stream': { schema: message } },
+    },
+  };
+  for (const s of statuses) out[s] = { ...ErrorBody, description: STATUS_TEXT[s] };
+  return out;
+}

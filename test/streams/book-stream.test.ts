@@ -1,0 +1,267 @@
+/**
+ * GET /perps/book-stream over HTTP with a real EventSource against the real service (push feed,
+ * index fresh for an hour, two funded traders placing orders through POST /perps/orders).
+ *
+ * Covers: the response head (text/event-stream, no-cache, x-accel-buffering, X-Api-Version and
+ * X-RateLimit-* from the app's hooks), snapshot then `update` diffs with only changed levels,
+ * cumulative totals, a removed level as size "0", levels leaving the depth window, strictly
+ * increasing eventSeq equal to the SSE id, a late joiner's snapshot equal to the early client's
+ * snapshot-plus-diffs and to GET /perps/orderbook, one shared group (identical frames) for
+ * subscribers of the same (market, depth, interval), heartbeats on the raw stream, and parameter
+ * bounds refused with 400 before any stream opens (404 for an unknown market; 400 for HTTP/1.0).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { call, startService, waitFor, type TestService, type Trader } from '../support/harness.ts';
+import {
+  assertSequence,
+  cancel,
+  limit,
+  perpTrader,
+  publishIndex,
+  rawRead,
+  stopService,
+  STREAM_ENV,
+  StreamClient,
+  type Json,
+  type Message,
+} from './support.ts';
+
+let ts: TestService;
+let url: string;
+let maker: Trader;
+let taker: Trader;
+
+type Side = Map<string, { size: string; total: string }>;
+interface Book {
+  bids: Side;
+  asks: Side;
+}
+
+function apply(book: Book, payload: { bids: Json[]; asks: Json[] }): void {
+  for (const key of ['bids', 'asks'] as const) {
+    for (const l of payload[key]) {
+      if (l.size === '0') book[key].delete(l.price);
+      else book[key].set(l.price, { size: l.size, total: l.total });
+    }
+  }
+}
+
+/** Levels best first with recomputed running totals (what a client shows). */
+function levels(side: Side, descending: boolean): [string, string, string][] {
+  const sorted = [...side.entries()].sort((a, b) => (Number(a[0]) - Number(b[0])) * (descending ? -1 : 1));
+  let total = 0;
+  return sorted.map(([price, l]) => {
+    total = Math.round((total + Number(l.size)) * 1e8) / 1e8;
+    return [price, l.size, String(total)];
+  });
+}
+
+function rebuild(messages: readonly Message[]): Book {
+  const book: Book = { bids: new Map(), asks: new Map() };
+  for (const m of messages) if (m.event === 'snapshot' || m.event === 'update') apply(book, m.data.payload);
+  return book;
+}
+
+const streamUrl = (q: string) => `${url}/perps/book-stream?${q}`;
+
+before(async () => {
+  ts = await startService(STREAM_ENV);
+  url = ts.url;
+  await publishIndex(url, 'BTC', '100000');
+  [maker, taker] = await Promise.all([perpTrader(url), perpTrader(url)]);
+});
+after(async () => {
+  await stopService(ts);
+});
+
+describe('GET /perps/book-stream', () => {
+  test('response head carries the SSE headers and the app headers', async () => {
+    const raw = await rawRead(streamUrl('marketId=BTC-PERP'), {}, (t) => t.includes('event: snapshot'));
+    assert.equal(raw.status, 200);
+    assert.equal(raw.headers.get('content-type'), 'text/event-stream');
+    assert.equal(raw.headers.get('cache-control'), 'no-cache');
+    assert.equal(raw.headers.get('x-accel-buffering'), 'no');
+    assert.equal(raw.headers.get('x-api-version'), '1');
+    assert.ok(raw.headers.get('x-ratelimit-limit') !== null);
+    assert.ok(raw.headers.get('x-ratelimit-remaining') !== null);
+    assert.match(raw.text, /^retry: \d+\n\nid: \d+\nevent: snapshot\ndata: \{/);
+  });
+
+  test('heartbeat comments arrive on an idle stream', async () => {
+    const twoBeats = (t: string) => t.split(':heartbeat\n\n').length > 2;
+    const raw = await rawRead(streamUrl('marketId=BTC-PERP'), {}, twoBeats);
+    assert.ok(raw.text.includes('\n\n:heartbeat\n\n'), raw.text);
+  });
+
+  test('snapshot, then updates with only the changed levels; removed levels have size "0"', async () => {
+    const client = new StreamClient(streamUrl('marketId=BTC-PERP&depth=3&intervalMs=50'));
+    try {
+      const snap = await client.next((m) => m.event === 'snapshot');
+      assert.equal(snap.data.eventType, 'BookSnapshot');
+      assert.deepEqual(snap.data.payload, { marketId: 'BTC-PERP', bids: [], asks: [] });
+
+      const a = await limit(url, maker, 'buy', '0.01', '99000');
+      let u = await client.next((m) => m.event === 'update');
+      assert.equal(u.data.eventType, 'BookUpdate');
+      const level = { price: '99000', size: '0.01', total: '0.01' };
+      assert.deepEqual(u.data.payload, { marketId: 'BTC-PERP', bids: [level], asks: [] });
+
+      let seen = client.messages.length;
+      const b = await limit(url, maker, 'buy', '0.02', '99500');
+      u = await client.next((m) => m.event === 'update', 5000, seen);
+      // only the new level; 99000 kept its size (its running total moved to 0.03)
+      assert.deepEqual(u.data.payload.bids, [{ price: '99500', size: '0.02', total: '0.02' }]);
+
+      seen = client.messages.length;
+      await limit(url, maker, 'sell', '0.5', '101000');
+      await limit(url, maker, 'sell', '0.25', '101000');
+      const full = (m: Message) =>
+        m.event === 'update' && m.data.payload.asks.some((l: Json) => l.size === '0.75');
+      u = await client.next(full, 5000, seen);
+      assert.deepEqual(u.data.payload.asks, [{ price: '101000', size: '0.75', total: '0.75' }]);
+
+      seen = client.messages.length;
+      await cancel(url, maker, b.id);
+      u = await client.next((m) => m.event === 'update', 5000, seen);
+      assert.deepEqual(u.data.payload.bids, [{ price: '99500', size: '0', total: '0' }]);
+
+      // depth window: four bids with depth 3 -> the worst is outside; a better one pushes 99000 out
+      seen = client.messages.length;
+      await limit(url, maker, 'buy', '0.01', '99100');
+      await limit(url, maker, 'buy', '0.01', '99200');
+      await waitFor(() => rebuild(client.messages).bids.size === 3);
+      seen = client.messages.length;
+      await limit(url, maker, 'buy', '0.01', '99300');
+      u = await client.next((m) => m.event === 'update', 5000, seen);
+      const bids = u.data.payload.bids as Json[];
+      assert.ok(bids.some((l) => l.price === '99300' && l.size === '0.01'), JSON.stringify(bids));
+      assert.ok(bids.some((l) => l.price === '99000' && l.size === '0'), JSON.stringify(bids));
+
+      // a trade reduces a level: the taker sells 0.004 into the best bid
+      seen = client.messages.length;
+      await limit(url, taker, 'sell', '0.004', '99300');
+      u = await client.next((m) => m.event === 'update' && m.data.payload.bids.length > 0, 5000, seen);
+      assert.deepEqual(u.data.payload.bids, [{ price: '99300', size: '0.006', total: '0.006' }]);
+      assert.ok(a.id !== undefined);
+      assertSequence(client.messages);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('a late joiner\'s snapshot equals an early client\'s snapshot plus diffs, and REST', async () => {
+    const early = new StreamClient(streamUrl('marketId=BTC-PERP&depth=10&intervalMs=50'));
+    try {
+      await early.next((m) => m.event === 'snapshot');
+      const placed = [];
+      for (let i = 0; i < 6; i++) {
+        placed.push(await limit(url, maker, 'buy', `0.00${i + 1}`, String(98000 + i * 10)));
+      }
+      await cancel(url, maker, placed[2].id);
+      await limit(url, taker, 'sell', '0.003', '98050');
+      await new Promise((r) => setTimeout(r, 200));
+      const late = new StreamClient(streamUrl('marketId=BTC-PERP&depth=10&intervalMs=50'));
+      try {
+        const snap = await late.next((m) => m.event === 'snapshot');
+        await waitFor(() => early.messages.some((m) => m.data.eventSeq === snap.data.eventSeq));
+        const upTo = early.messages.filter((m) => m.data.eventSeq <= snap.data.eventSeq);
+        const rebuilt = rebuild(upTo);
+        const fresh = rebuild([snap]);
+        assert.deepEqual(levels(rebuilt.bids, true), levels(fresh.bids, true));
+        assert.deepEqual(levels(rebuilt.asks, false), levels(fresh.asks, false));
+        // the snapshot's totals are the running sums
+        const sent = snap.data.payload.bids.map((l: Json) => [l.price, l.size, l.total]);
+        assert.deepEqual(sent, levels(fresh.bids, true));
+        const rest = await call(url, '/perps/orderbook/BTC-PERP?depth=10');
+        assert.deepEqual(rest.body.bids, levels(fresh.bids, true).map(([p, s]) => [p, s]));
+        assert.deepEqual(rest.body.asks, levels(fresh.asks, false).map(([p, s]) => [p, s]));
+        // both now see the same frames of one group
+        const seenEarly = early.messages.length;
+        const seenLate = late.messages.length;
+        await limit(url, maker, 'buy', '0.001', '97000');
+        const e = await early.next((m) => m.event === 'update', 5000, seenEarly);
+        const l = await late.next((m) => m.event === 'update', 5000, seenLate);
+        assert.deepEqual(e.data, l.data);
+        assert.equal(e.data.eventSeq, snap.data.eventSeq + (e.data.eventSeq - snap.data.eventSeq));
+        assertSequence(early.messages);
+        assertSequence(late.messages);
+      } finally {
+        late.close();
+      }
+    } finally {
+      early.close();
+    }
+  });
+
+  test('subscribers of one (market, depth, interval) share a group; it stops with the last', async () => {
+    await waitFor(() => ts.service.streams.stats().connections === 0);
+    const before = ts.service.streams.stats().groups;
+    const same = streamUrl('marketId=BTC-PERP&depth=7&intervalMs=60');
+    const clients = [1, 2, 3].map(() => new StreamClient(same));
+    const other = new StreamClient(streamUrl('marketId=BTC-PERP&depth=8&intervalMs=60'));
+    try {
+      for (const c of [...clients, other]) await c.next((m) => m.event === 'snapshot');
+      assert.equal(ts.service.streams.stats().groups, before + 2);
+    } finally {
+      for (const c of [...clients, other]) c.close();
+    }
+    await waitFor(() => {
+      const stats = ts.service.streams.stats();
+      return stats.groups === before && stats.connections === 0;
+    });
+  });
+
+  test('out-of-range and unknown parameters are refused with 400 before any stream opens', async () => {
+    const cases = [
+      'marketId=BTC-PERP&depth=0',
+      'marketId=BTC-PERP&depth=101',
+      'marketId=BTC-PERP&depth=2.5',
+      'marketId=BTC-PERP&depth=abc',
+      'marketId=BTC-PERP&intervalMs=49',
+      'marketId=BTC-PERP&intervalMs=2001',
+      'marketId=BTC-PERP&intervalMs=',
+      'marketId=BTC-PERP&foo=1',
+      'depth=10',
+    ];
+    for (const q of cases) {
+      const r = await call(url, `/perps/book-stream?${q}`);
+      assert.equal(r.status, 400, q);
+      assert.equal(r.body.error, 'VALIDATION_ERROR', q);
+      assert.equal(typeof r.body.message, 'string');
+      assert.match(r.headers.get('content-type') ?? '', /application\/json/);
+    }
+    const edges = ['marketId=BTC-PERP&depth=100&intervalMs=50', 'marketId=BTC-PERP&depth=1&intervalMs=2000'];
+    for (const q of edges) {
+      const raw = await rawRead(`${url}/perps/book-stream?${q}`, {}, (t) => t.includes('event: snapshot'));
+      assert.equal(raw.status, 200, q);
+    }
+    const unknown = await call(url, '/perps/book-stream?marketId=NOPE-PERP');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error, 'NOT_FOUND');
+    await waitFor(() => ts.service.streams.stats().connections === 0);
+  });
+
+  test('an HTTP/1.0 request is refused with 400 (streams are chunked HTTP/1.1)', async () => {
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.write('GET /perps/book-stream?marketId=BTC-PERP HTTP/1.0\r\n\r\n');
+    const head = await new Promise<string>((resolve) => {
+      socket.once('data', (d: Buffer) => resolve(d.toString()));
+    });
+    socket.destroy();
+    assert.match(head, /^HTTP\/1\.[01] 400 /);
+    assert.ok(head.includes('"error":"VALIDATION_ERROR"'));
+  });
+
+  test('the stream is documented in OpenAPI under the streams tag with its bounds', async () => {
+    const doc = (await call(url, '/openapi.json')).body;
+    const op = doc.paths['/perps/book-stream'].get;
+    assert.deepEqual(op.tags, ['streams']);
+    const depth = op.parameters.find((p: Json) => p.name === 'depth');
+    assert.equal(depth.schema.maximum, 100);
+    assert.ok(op.responses['200'].content['text/event-stream'] !== undefined);
+    assert.equal(doc.paths['/perps/book-stream'].head, undefined);
+  });
+});
