@@ -40,6 +40,7 @@ import { clobTradingRoutes } from './gateway/routes/clob-trading.ts';
 import { StreamHub } from './gateway/streams/hub.ts';
 import { perpsStreamRoutes } from './gateway/streams/perps-streams.ts';
 import { portfolioStreamRoutes } from './gateway/streams/portfolio-streams.ts';
+import { optionsStreamRoutes } from './gateway/streams/options-streams.ts';
 import { Ticker } from './runtime/ticker.ts';
 import { MarketMaker } from './agents/market-maker.ts';
 import { MARKET_MAKER_CONFIG } from './config/market-maker.ts';
@@ -121,6 +122,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const streams = new StreamHub(ctx, streamSettings, (err, message) => app?.log.error({ err }, message));
   perpsStreamRoutes(app, streams);
   portfolioStreamRoutes(app, streams);
+  optionsStreamRoutes(app, streams);
   if (settings.adminToken !== null) adminRoutes(app, ctx);
   if (settings.adminToken !== null) clobAdminRoutes(app, ctx);
   await app.ready();

@@ -8,9 +8,18 @@
  * Funding is an operator action done once: USDC deposited through the simulated chain and spread
  * over its buckets, spot inventory granted from the treasury (a ledger movement, `treasury.grant`).
  *
- * Risk: ladders are skewed against inventory and a side is dropped at the inventory limit; a
- * market whose mark (or, for options, forward) is unavailable gets its quotes pulled and is not
- * quoted until its inputs are fresh again. Parameters: config/market-maker.ts.
+ * Risk: ladders are skewed against inventory and a side is dropped at the inventory limit (perps
+ * and futures: the cross position; spot: the base inventory against its funded target; options:
+ * the position per instrument); a market whose mark (or, for options, forward) is unavailable gets
+ * its quotes pulled in the same cycle and is not quoted until its inputs are fresh again.
+ *
+ * Cadence: every cycle re-quotes a linear market whose mark moved `moveBps` (else every
+ * `linearRefreshMs`); options are quoted at once when first seen (or fresh again after a pull) or
+ * when their forward moved `optionMoveBps`, and otherwise refreshed round-robin so that each is
+ * re-quoted every `optionRefreshMs`. Requests run `concurrency` at a time, so one group commit
+ * covers many of them and a full option board is quoted within a second of the maker being funded.
+ * A rejected level (the reply lists it) is logged once per market until that market quotes cleanly.
+ * Parameters: config/market-maker.ts.
  */
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
@@ -19,11 +28,35 @@ import { formatDecimal, fx, roundTo } from '../core/money.ts';
 import type { MarketMakerConfig } from '../config/market-maker.ts';
 import type { TypedApp } from '../gateway/app.ts';
 import type { GatewayContext } from '../gateway/context.ts';
-import { ladder, optionQuote, priceString, type Level } from './quoting.ts';
+import { ladder, optionQuote, priceString, type Level, type VolView } from './quoting.ts';
 
 interface Reply {
   readonly status: number;
   readonly body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+interface PositionRow {
+  marketId: string;
+  side: string;
+  size: string;
+  marginMode: string;
+}
+
+interface AssetRow {
+  asset: string;
+  bucket: string;
+  total: string;
+}
+
+interface InstrumentRow {
+  id: string;
+  underlying: string;
+  expiry: string;
+  strike: string;
+  type: 'call' | 'put';
+  priceDecimals: number;
+  sizeDecimals: number;
+  tickSize: string;
 }
 
 interface MarketRow {
@@ -45,7 +78,11 @@ export class MarketMaker {
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
   private readonly quotedAt = new Map<string, { price: number; at: number }>();
+  /** Options quoted and not pulled since, with the forward they were quoted on. */
+  private readonly optionQuoted = new Map<string, { forward: number; at: number }>();
   private readonly pulled = new Set<string>();
+  /** Markets whose last quote had a rejected level (logged once until a clean quote). */
+  private readonly warned = new Set<string>();
   private optionCursor = 0;
 
   constructor(
@@ -77,7 +114,10 @@ export class MarketMaker {
     const r = await this.app.inject({
       method,
       url,
-      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       payload: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.statusCode, body: r.body.length > 0 ? JSON.parse(r.body) : null };
@@ -88,10 +128,11 @@ export class MarketMaker {
     const nonce = await this.api('POST', '/auth/nonce', { walletAddress: account.address });
     const { domain, uri, chainId } = nonce.body;
     const message = createSiweMessage({
-      domain, uri, chainId, nonce: nonce.body.nonce, address: account.address, version: '1', issuedAt: new Date(),
-      statement: 'Reference market maker',
+      domain, uri, chainId, nonce: nonce.body.nonce, address: account.address, version: '1',
+      issuedAt: new Date(), statement: 'Reference market maker',
     });
-    const signed = await this.api('POST', '/auth/siwe', { message, signature: await account.signMessage({ message }) });
+    const signature = await account.signMessage({ message });
+    const signed = await this.api('POST', '/auth/siwe', { message, signature });
     if (signed.status !== 200) throw new Error(`market maker sign-in failed: ${JSON.stringify(signed.body)}`);
     this.token = signed.body.token;
   }
@@ -101,7 +142,9 @@ export class MarketMaker {
     const owner = this.address.toLowerCase();
     const balance = (await this.api('GET', '/wallet/balance')).body;
     if (fx(balance.onchainDepositTotal) === 0n && fx(balance.pendingDepositTotal) === 0n) {
-      if (this.ctx.simulatedChain === null) throw new Error('the market maker funds itself on the simulated chain');
+      if (this.ctx.simulatedChain === null) {
+        throw new Error('the market maker funds itself on the simulated chain');
+      }
       this.ctx.simulatedChain.deposit(owner, fx(this.cfg.usdcDeposit));
     }
     const deadline = Date.now() + 60_000;
@@ -110,16 +153,25 @@ export class MarketMaker {
       await new Promise((r) => setTimeout(r, 200));
     }
     const now = (await this.api('GET', '/wallet/balance')).body;
-    for (const [bucket, key] of [['perps', 'perpsBalance'], ['options', 'optionsBalance'], ['spot', 'spotBalance']] as const) {
+    const buckets = [
+      ['perps', 'perpsBalance'], ['options', 'optionsBalance'], ['spot', 'spotBalance'],
+    ] as const;
+    for (const [bucket, key] of buckets) {
       const want = fx(this.cfg.buckets[bucket]);
       const have = fx(now[key]);
-      if (have < want) await this.api('POST', '/wallet/transfer', { from: 'wallet', to: bucket, amount: formatAmount(want - have) });
+      if (have < want) {
+        const amount = formatAmount(want - have);
+        await this.api('POST', '/wallet/transfer', { from: 'wallet', to: bucket, amount });
+      }
     }
-    const assets = (await this.api('GET', '/wallet/assets')).body as { asset: string; bucket: string; total: string }[];
+    const assets = (await this.api('GET', '/wallet/assets')).body as AssetRow[];
     for (const [asset, target] of Object.entries(this.cfg.spotInventory)) {
       const have = fx(assets.find((a) => a.asset === asset && a.bucket === 'spot')?.total ?? '0');
       const want = fx(target);
-      if (have < want) await this.ctx.sequencer.submit({ type: 'treasury.grant', account: owner, asset, amount: want - have });
+      if (have < want) {
+        const amount = want - have;
+        await this.ctx.sequencer.submit({ type: 'treasury.grant', account: owner, asset, amount });
+      }
     }
   }
 
@@ -127,9 +179,12 @@ export class MarketMaker {
     if (this.busy || !this.ctx.sequencer.isHealthy()) return;
     this.busy = true;
     try {
-      const markets = (await this.api('GET', '/perps/markets')).body as MarketRow[];
-      const positions = (await this.api('GET', '/perps/positions')).body as { marketId: string; side: string; size: string; marginMode: string }[];
-      for (const m of markets) await this.quoteLinear(m, positions);
+      const [markets, positions, assets] = await Promise.all([
+        this.api('GET', '/perps/markets').then((r) => r.body as MarketRow[]),
+        this.api('GET', '/perps/positions').then((r) => r.body as PositionRow[]),
+        this.api('GET', '/wallet/assets').then((r) => r.body as AssetRow[]),
+      ]);
+      await this.run(markets.map((m) => () => this.quoteLinear(m, this.inventory(m, positions, assets))));
       await this.quoteOptions(markets);
     } catch (error) {
       this.log('market maker cycle failed', error);
@@ -138,9 +193,24 @@ export class MarketMaker {
     }
   }
 
-  private async quoteLinear(m: MarketRow, positions: { marketId: string; side: string; size: string; marginMode: string }[]): Promise<void> {
+  /**
+   * The signed inventory the ladder is skewed against: the cross position of a perp or future, and
+   * for a spot pair the base held in the spot bucket minus the funded target.
+   */
+  private inventory(m: MarketRow, positions: PositionRow[], assets: AssetRow[]): number {
+    if (m.marketType === 'spot') {
+      const held = assets.find((a) => a.asset === m.underlying && a.bucket === 'spot');
+      const target = this.cfg.spotInventory[m.underlying];
+      return held === undefined || target === undefined ? 0 : Number(held.total) - Number(target);
+    }
+    const p = positions.find((x) => x.marketId === m.id && x.marginMode === 'cross');
+    return p === undefined ? 0 : Number(p.size) * (p.side === 'long' ? 1 : -1);
+  }
+
+  private async quoteLinear(m: MarketRow, position: number): Promise<void> {
+    const path = m.marketType === 'spot' ? '/quotes/bulk' : '/perps/quotes/bulk';
     const ref = m.marketType === 'spot' ? m.indexPrice : m.markPrice;
-    if (ref === null) return this.pull(m.id, m.marketType === 'spot' ? '/quotes/bulk' : '/perps/quotes/bulk');
+    if (ref === null) return this.pull(m.id, path);
     const price = Number(ref);
     const last = this.quotedAt.get(m.id);
     const now = this.ctx.now();
@@ -148,44 +218,89 @@ export class MarketMaker {
     if (!moved && now - last.at < this.cfg.linearRefreshMs) return;
     const params = m.marketType === 'spot' ? this.cfg.spot[m.underlying] : this.cfg.perp[m.underlying];
     if (params === undefined) return;
-    const p = positions.find((x) => x.marketId === m.id && x.marginMode === 'cross');
-    const position = p === undefined ? 0 : Number(p.size) * (p.side === 'long' ? 1 : -1);
     const levels = ladder(price, position, params, Number(m.tickSize));
-    const path = m.marketType === 'spot' ? '/quotes/bulk' : '/perps/quotes/bulk';
-    const r = await this.api('POST', path, { marketId: m.id, quoteId: 'mm', cancelAll: true, quotes: this.wire(levels, m.priceDecimals, m.sizeDecimals) });
+    const quotes = this.wire(levels, m.priceDecimals, m.sizeDecimals);
+    const r = await this.api('POST', path, { marketId: m.id, quoteId: 'mm', cancelAll: true, quotes });
     if (r.status === 200) {
       this.quotedAt.set(m.id, { price, at: now });
       this.pulled.delete(m.id);
+      this.noteRejections(m.id, r.body);
     }
   }
 
-  /** Quotes a slice of the option instruments each cycle, so each is refreshed every optionRefreshMs. */
+  /**
+   * Pulls every option whose forward is unavailable, quotes those never quoted (or pulled) and
+   * those whose forward moved, and refreshes a round-robin slice so each is re-quoted every
+   * `optionRefreshMs`.
+   */
   private async quoteOptions(markets: MarketRow[]): Promise<void> {
-    const instruments: { id: string; underlying: string; expiry: string; strike: string; type: 'call' | 'put'; priceDecimals: number; sizeDecimals: number; tickSize: string }[] =
-      (await this.api('GET', '/options/instruments')).body ?? [];
-    if (instruments.length === 0) return;
+    const [instruments, positionRows] = await Promise.all([
+      this.api('GET', '/options/instruments').then((r) => (r.body ?? []) as InstrumentRow[]),
+      this.api('GET', '/positions/me').then((r) => (r.body ?? []) as PositionRow[]),
+    ]);
     const positions = new Map<string, number>();
-    for (const p of (await this.api('GET', '/positions/me')).body as { marketId: string; side: string; size: string }[]) {
-      positions.set(p.marketId, Number(p.size) * (p.side === 'long' ? 1 : -1));
-    }
+    for (const p of positionRows) positions.set(p.marketId, Number(p.size) * (p.side === 'long' ? 1 : -1));
     const forwardOf = this.forwards(markets);
-    const per = Math.max(1, Math.ceil((instruments.length * this.cfg.cycleMs) / this.cfg.optionRefreshMs));
     const now = this.ctx.now();
-    for (let n = 0; n < per; n++) {
-      const i = instruments[this.optionCursor++ % instruments.length]!;
+    const n = instruments.length;
+    const per = Math.min(n, Math.ceil((n * this.cfg.cycleMs) / this.cfg.optionRefreshMs));
+    const slice = new Set<string>();
+    for (let k = 0; k < per; k++) slice.add(instruments[(this.optionCursor + k) % n]!.id);
+    this.optionCursor = n === 0 ? 0 : (this.optionCursor + per) % n;
+    const jobs: (() => Promise<void>)[] = [];
+    for (const i of instruments) {
       const expiry = Date.parse(i.expiry);
       const forward = forwardOf(i.underlying, expiry);
       const view = this.cfg.vol[i.underlying];
       if (forward === null || view === undefined || expiry <= now) {
-        await this.pull(i.id, '/quotes/bulk');
+        if (!this.pulled.has(i.id)) jobs.push(() => this.pull(i.id, '/quotes/bulk'));
         continue;
       }
-      const levels = optionQuote(
-        { forward, strike: Number(i.strike), T: (expiry - now) / YEAR, type: i.type, view, position: positions.get(i.id) ?? 0, tick: Number(i.tickSize) },
-        this.cfg.option,
-      );
-      const r = await this.api('POST', '/quotes/bulk', { marketId: i.id, quoteId: 'mm', cancelAll: true, quotes: this.wire(levels, i.priceDecimals, i.sizeDecimals) });
-      if (r.status === 200) this.pulled.delete(i.id);
+      const last = this.optionQuoted.get(i.id);
+      const moved = last !== undefined
+        && Math.abs(forward / last.forward - 1) * 10_000 >= this.cfg.optionMoveBps;
+      if (last === undefined || moved || slice.has(i.id)) {
+        jobs.push(() => this.quoteOption(i, forward, expiry, view, positions.get(i.id) ?? 0, now));
+      }
+    }
+    const listed = new Set([...instruments.map((i) => i.id), ...markets.map((m) => m.id)]);
+    for (const id of this.optionQuoted.keys()) if (!listed.has(id)) this.optionQuoted.delete(id);
+    for (const id of this.pulled) if (!listed.has(id)) this.pulled.delete(id);
+    await this.run(jobs);
+  }
+
+  private async quoteOption(
+    i: InstrumentRow, forward: number, expiry: number, view: VolView, position: number, now: number,
+  ): Promise<void> {
+    const T = (expiry - now) / YEAR;
+    const tick = Number(i.tickSize);
+    const input = { forward, strike: Number(i.strike), T, type: i.type, view, position, tick };
+    const quotes = this.wire(optionQuote(input, this.cfg.option), i.priceDecimals, i.sizeDecimals);
+    const body = { marketId: i.id, quoteId: 'mm', cancelAll: true, quotes };
+    const r = await this.api('POST', '/quotes/bulk', body);
+    if (r.status === 200) {
+      this.pulled.delete(i.id);
+      this.optionQuoted.set(i.id, { forward, at: now });
+      this.noteRejections(i.id, r.body);
+    }
+  }
+
+  /** Runs the jobs `concurrency` at a time. */
+  private async run(jobs: (() => Promise<void>)[]): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) await jobs[next++]!();
+    };
+    await Promise.all(Array.from({ length: Math.min(this.cfg.concurrency, jobs.length) }, worker));
+  }
+
+  private noteRejections(marketId: string, body: { rejected?: { error: string }[] } | null): void {
+    const rejected = body?.rejected ?? [];
+    if (rejected.length === 0) {
+      this.warned.delete(marketId);
+    } else if (!this.warned.has(marketId)) {
+      this.warned.add(marketId);
+      this.log(`market maker: ${rejected.length} quote level(s) rejected on ${marketId}`, rejected[0]);
     }
   }
 
@@ -209,12 +324,18 @@ export class MarketMaker {
     if (r.status === 200) {
       this.pulled.add(marketId);
       this.quotedAt.delete(marketId);
+      this.optionQuoted.delete(marketId);
     }
   }
 
   private wire(levels: Level[], priceDecimals: number, sizeDecimals: number) {
     return levels
-      .map((l) => ({ side: l.side, price: priceString(l.price, priceDecimals), quantity: priceString(floorTo(l.quantity, sizeDecimals), sizeDecimals), postOnly: true }))
+      .map((l) => ({
+        side: l.side,
+        price: priceString(l.price, priceDecimals),
+        quantity: priceString(floorTo(l.quantity, sizeDecimals), sizeDecimals),
+        postOnly: true,
+      }))
       .filter((l) => fx(l.quantity) > 0n && fx(l.price) > 0n);
   }
 }

@@ -31,16 +31,21 @@ export interface Level {
   readonly quantity: number;
 }
 
-/** Bids below and asks above `reference`, skewed against the current position. */
+/**
+ * Bids below and asks above `reference`, shaded against the current position by up to the first
+ * level's half-spread (long: both sides down), with one side dropped at the inventory limit.
+ */
 export function ladder(reference: number, position: number, p: LadderParams, tick: number): Level[] {
   const out: Level[] = [];
-  const skewBps = (position / p.maxPosition) * p.firstBps; // long: shade both sides down
+  const skewBps = inventoryRatio(position, p.maxPosition) * p.firstBps;
   for (let i = 0; i < p.levels; i++) {
     const offset = p.firstBps + i * p.stepBps;
     const bid = floorTo(reference * (1 - (offset + skewBps) / 10_000), tick);
     const ask = ceilTo(reference * (1 + (offset - skewBps) / 10_000), tick);
     if (position < p.maxPosition && bid > 0) out.push({ side: 'buy', price: bid, quantity: p.size });
-    if (position > -p.maxPosition) out.push({ side: 'sell', price: Math.max(ask, bid + tick), quantity: p.size });
+    if (position > -p.maxPosition) {
+      out.push({ side: 'sell', price: Math.max(ask, bid + tick), quantity: p.size });
+    }
   }
   return out;
 }
@@ -71,21 +76,51 @@ export interface OptionQuoteParams {
   readonly maxPosition: number;
 }
 
-/** Two-sided quote around the maker's theoretical value; sides dropped at the inventory limit. */
-export function optionQuote(
-  input: { forward: number; strike: number; T: number; type: 'call' | 'put'; view: VolView; position: number; tick: number },
+export interface OptionQuoteInput {
+  readonly forward: number;
+  readonly strike: number;
+  /** Years to expiry. */
+  readonly T: number;
+  readonly type: 'call' | 'put';
+  readonly view: VolView;
+  /** Signed position in contracts (long > 0). */
+  readonly position: number;
+  readonly tick: number;
+}
+
+/** The maker's theoretical value, its vega (per vol point) and the half-spread it quotes. */
+export function optionTheo(
+  input: OptionQuoteInput,
   p: OptionQuoteParams,
-): Level[] {
+): { theo: number; vega: number; half: number } {
   const sigma = makerVol(input.view, input.forward, input.strike, input.T);
   const g = black76({ F: input.forward, K: input.strike, T: input.T, sigma, type: input.type });
-  const half = optionHalfSpread({ vegaPerVolPt: g.vega, hVolPts: p.hVolPts, minHalfSpread: p.minHalfSpread, tick: input.tick });
-  const skew = (input.position / p.maxPosition) * half;
-  const bid = floorTo(g.price - half - skew, input.tick);
-  const ask = ceilTo(g.price + half - skew, input.tick);
+  const { hVolPts, minHalfSpread } = p;
+  const half = optionHalfSpread({ vegaPerVolPt: g.vega, hVolPts, minHalfSpread, tick: input.tick });
+  return { theo: g.price, vega: g.vega, half };
+}
+
+/**
+ * Two-sided quote around the maker's theoretical value, shaded against the position by up to one
+ * half-spread; a side is dropped at the inventory limit, and the bid when it would be below a tick.
+ */
+export function optionQuote(input: OptionQuoteInput, p: OptionQuoteParams): Level[] {
+  const { theo, half } = optionTheo(input, p);
+  const { tick, position } = input;
+  const skew = inventoryRatio(position, p.maxPosition) * half;
+  const bid = floorTo(theo - half - skew, tick);
+  const ask = ceilTo(theo + half - skew, tick);
   const out: Level[] = [];
-  if (bid >= input.tick && input.position < p.maxPosition) out.push({ side: 'buy', price: bid, quantity: p.size });
-  if (input.position > -p.maxPosition) out.push({ side: 'sell', price: Math.max(ask, bid + input.tick, input.tick), quantity: p.size });
+  if (bid >= tick && position < p.maxPosition) out.push({ side: 'buy', price: bid, quantity: p.size });
+  if (position > -p.maxPosition) {
+    out.push({ side: 'sell', price: Math.max(ask, bid + tick, tick), quantity: p.size });
+  }
   return out;
+}
+
+/** Position as a fraction of its limit, clamped to [-1, 1]. */
+function inventoryRatio(position: number, maxPosition: number): number {
+  return Math.max(-1, Math.min(1, position / maxPosition));
 }
 
 export function floorTo(x: number, tick: number): number {

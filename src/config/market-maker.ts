@@ -16,8 +16,12 @@ export interface MarketMakerConfig {
   /** Linear and spot quotes are refreshed at least this often, or when the mark moved `moveBps`. */
   readonly linearRefreshMs: number;
   readonly moveBps: number;
-  /** Every option instrument is re-quoted at least this often. */
+  /** Every option instrument is re-quoted at least this often, */
   readonly optionRefreshMs: number;
+  /** and at once when its forward moved this much (basis points) since its last quote. */
+  readonly optionMoveBps: number;
+  /** Quote requests in flight at once (one group commit then covers many of them). */
+  readonly concurrency: number;
   readonly perp: Readonly<Record<string, LadderParams>>;
   readonly spot: Readonly<Record<string, LadderParams>>;
   readonly option: OptionQuoteParams;
@@ -32,13 +36,17 @@ export const MARKET_MAKER_CONFIG: MarketMakerConfig = {
   linearRefreshMs: 5000,
   moveBps: 3,
   optionRefreshMs: 12_000,
+  optionMoveBps: 25,
+  concurrency: 32,
   perp: {
     BTC: { firstBps: 2, stepBps: 3, levels: 5, size: 0.25, maxPosition: 25 },
     ETH: { firstBps: 3, stepBps: 4, levels: 5, size: 4, maxPosition: 400 },
   },
+  // Spot inventory is measured against `spotInventory`: at ±maxPosition base units from it the
+  // maker stops buying (or selling) that pair.
   spot: {
-    BTC: { firstBps: 5, stepBps: 5, levels: 3, size: 0.1, maxPosition: 1e9 },
-    ETH: { firstBps: 5, stepBps: 5, levels: 3, size: 1.5, maxPosition: 1e9 },
+    BTC: { firstBps: 5, stepBps: 5, levels: 3, size: 0.1, maxPosition: 40 },
+    ETH: { firstBps: 5, stepBps: 5, levels: 3, size: 1.5, maxPosition: 600 },
   },
   option: { hVolPts: 1, minHalfSpread: 0, size: 0.5, maxPosition: 20 },
   vol: {

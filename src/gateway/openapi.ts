@@ -47,6 +47,10 @@ connection alive. \`event: error\` carries \`{ code, message, retryable }\` with
 \`INTERNAL\`, and the stream ends. Parameters and credentials are checked before a stream opens (400, 401,
 403, 404 as usual); too many open streams for an IP address or account is 429 \`RATE_LIMITED\`, a full
 server 503 \`UNAVAILABLE\`. Private streams never accept a token in the query string.
+\`GET /markets/board/stream\` is the exception to snapshot-then-diffs: about once a second it sends a
+data-only message (no \`event:\` field) carrying the full board snapshot (eventType
+\`OptionsBoardSnapshot\`). On \`GET /options/stream/events\` the reference overlay is never tradable:
+orders route against the order book.
 
 **Durability.** A 2xx answer to a state change means it is durably journaled: it survives a crash.
 
@@ -71,7 +75,10 @@ export function openApiDocument(settings: Settings): OpenApiDocument {
       },
       { name: 'wallet', description: 'Balances, bucket transfers, withdrawals, settlements' },
       { name: 'admin', description: 'Operator endpoints (enabled by ADMIN_TOKEN)' },
-      { name: 'streams', description: 'Server-Sent Events: order books, own fills and positions, balances' },
+      {
+        name: 'streams',
+        description: 'Server-Sent Events: order books, own fills and positions, balances, the option board',
+      },
       { name: 'system', description: 'Health' },
     ],
     components: {

@@ -2,8 +2,9 @@
  * Unit tests of the stream plumbing, without a server: the SSE connection's byte budget and
  * stall check against a socket that stops taking bytes (memory stays bounded, the client gets
  * SLOW_CONSUMER, everything is freed once, the socket is destroyed after the grace period), the
- * frame and chunk formats, the connection caps, and the book mirror against a naive model of
- * the resting book (fast-check: any sequence of order records gives the same levels).
+ * frame and chunk formats, the connection caps, the book mirror against a naive model of the
+ * resting book (fast-check: any sequence of order records gives the same levels), and BookMirrors
+ * (only its own engine's order events, watchers told of changes, delisted mirrors swept).
  */
 import { describe, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,9 @@ import { BUY, SELL } from '../../src/core/book/order-book.ts';
 import { MarketUnits } from '../../src/core/markets.ts';
 import type { OrderRecord } from '../../src/core/records.ts';
 import { ConnectionCaps } from '../../src/gateway/streams/admission.ts';
-import { BookMirror } from '../../src/gateway/streams/book-mirror.ts';
+import { BookMirror, BookMirrors, type BookMarket } from '../../src/gateway/streams/book-mirror.ts';
+import type { StreamHub } from '../../src/gateway/streams/hub.ts';
+import type { ExchangeEvent } from '../../src/core/events.ts';
 import { chunk, CLOSE_GRACE_MS, envelope, sseMessage, SseConnection } from '../../src/gateway/streams/sse.ts';
 import type { SinkSocket } from '../../src/gateway/streams/sse.ts';
 import { ApiError } from '../../src/gateway/errors.ts';
@@ -214,5 +217,58 @@ describe('BookMirror', () => {
       }),
       { seed: 20_260_101, numRuns: 300 },
     );
+  });
+});
+
+describe('BookMirrors', () => {
+  const units = new MarketUnits({ priceDecimals: 1, sizeDecimals: 2 });
+  const market = (id: string): BookMarket => ({
+    spec: { id },
+    units,
+    status: 'open',
+    book: { forEachResting() {} },
+  });
+  const hub = { addSink() {} } as unknown as StreamHub;
+  type Engine = 'linear' | 'clob';
+  const order = (id: string, marketId: string, engine: Engine, status: string, at = 1): ExchangeEvent => ({
+    type: 'order',
+    order: {
+      id, engine, marketId, side: 'buy', type: 'limit', status, updatedAt: at,
+      price: units.price(10), remainingQuantity: units.size(3),
+    } as OrderRecord,
+  });
+
+  test('follows only its engine\'s order events and tells the market\'s watchers', () => {
+    const markets = new Map([['A', market('A')]]);
+    const mirrors = new BookMirrors(hub, 'clob', () => markets);
+    const seen: number[] = [];
+    const unwatch = mirrors.watch('A', { onBookChange: (at) => seen.push(at) });
+    mirrors.onEvents([order('1', 'A', 'linear', 'open', 5), order('2', 'UNKNOWN', 'clob', 'open', 6)]);
+    assert.equal(mirrors.mirror('A')!.levelCount(BUY), 0);
+    assert.deepEqual(seen, []);
+    mirrors.onEvents([order('3', 'A', 'clob', 'open', 7)]);
+    assert.equal(mirrors.mirror('A')!.levelCount(BUY), 1);
+    assert.deepEqual(seen, [7]);
+    assert.equal(mirrors.changedAt('A', 0), 7);
+    unwatch();
+    mirrors.onEvents([order('3', 'A', 'clob', 'cancelled', 8)]);
+    assert.deepEqual(seen, [7]);
+    assert.equal(mirrors.mirror('A')!.levelCount(BUY), 0);
+  });
+
+  test('mirrors of delisted markets are swept once empty, as new listings pile up', () => {
+    const ids = (prefix: string) => Array.from({ length: 300 }, (_, i) => `${prefix}${i}`);
+    const markets = new Map(ids('old').map((id) => [id, market(id)]));
+    const mirrors = new BookMirrors(hub, 'clob', () => markets);
+    mirrors.onEvents(ids('old').map((id) => order(id, id, 'clob', 'open')));
+    const watched = mirrors.watch('old0', { onBookChange() {} });
+    markets.clear();
+    mirrors.onEvents(ids('old').map((id) => order(id, id, 'clob', 'expired')));
+    for (const id of ids('new')) markets.set(id, market(id));
+    mirrors.onEvents(ids('new').map((id) => order(id, id, 'clob', 'open')));
+    assert.equal(mirrors.mirror('old1'), undefined, 'swept');
+    assert.ok(mirrors.mirror('old0') !== undefined, 'a watched mirror stays');
+    assert.equal(mirrors.mirror('new1')!.levelCount(BUY), 1);
+    watched();
   });
 });

@@ -14,6 +14,8 @@ export interface Projector {
   readonly migrations: readonly { id: string; sql: string }[];
   /** Called inside the batch transaction for every event, in order. */
   project(event: ExchangeEvent, seq: number): void;
+  /** Called inside the transaction after the batch's last event (projectors that aggregate). */
+  endBatch?(): void;
 }
 
 export interface JournalRecord {
@@ -54,6 +56,7 @@ export class Journal {
         this.insert.run(seq, item.ts, encode(item.command));
         for (const event of item.events) for (const p of this.projectors) p.project(event, seq);
       }
+      for (const p of this.projectors) p.endBatch?.();
     });
   }
 

@@ -82,24 +82,41 @@ function side(f: SideFigures, sideName: 'buy' | 'sell', liquidity: 'maker' | 'ta
   };
 }
 
+/**
+ * The position's snapshot. Records are immutable, so the last one is reused while every field it
+ * was built from is unchanged (a placement reports its position without re-deriving the entry
+ * price from the cost basis on every order).
+ */
 export function positionRecord(p: Position): PositionRecord {
-  const size: Fixed = p.market.units.size(Math.abs(p.size));
-  return {
+  const last = cache.get(p);
+  const status = p.size === 0 ? (p.status === 'liquidated' ? 'liquidated' : 'closed') : p.status;
+  if (
+    last !== undefined && last.size === p.size && last.cost === p.cost && last.record.realizedPnl === p.realizedPnl &&
+    last.record.isolatedMargin === p.isolatedMargin && last.record.funding === p.funding &&
+    last.record.status === status && last.record.updatedAt === p.updatedAt
+  ) {
+    return last.record;
+  }
+  const record: PositionRecord = {
     id: p.id,
     accountId: p.accountId,
     marketId: p.market.spec.id,
     marginMode: p.marginMode,
     side: p.size < 0 ? 'short' : 'long',
-    size,
+    size: p.market.units.size(Math.abs(p.size)),
     entryPrice: p.entryPrice(),
     realizedPnl: p.realizedPnl,
     isolatedMargin: p.isolatedMargin,
     funding: p.funding,
-    status: p.size === 0 ? (p.status === 'liquidated' ? 'liquidated' : 'closed') : p.status,
+    status,
     openedAt: p.openedAt,
     updatedAt: p.updatedAt,
   };
+  cache.set(p, { size: p.size, cost: p.cost, record });
+  return record;
 }
+
+const cache = new WeakMap<Position, { size: number; cost: Fixed; record: PositionRecord }>();
 
 /** A trade the venue made outside the book (backstop takeover, deleveraging): no order, no fee. */
 export function directFillRecord(

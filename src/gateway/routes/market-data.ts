@@ -12,6 +12,10 @@
  *   interest and funding. A value without a fresh input is null (a stale index gives no mark, so
  *   `openInterestUsd` is null while there is open interest but no mark; "0" without open
  *   interest). `openInterest` (base units) is additive.
+ * - Spot pairs (listed in `/perps/markets` too) are served by both: their candles come from the
+ *   same projection (it records every fill of both engines); in their stats the mark and index
+ *   are the underlying's index, open interest is "0" (spot has no open interest) and the funding
+ *   fields are null.
  *
  * Assumptions: candle and stats history comes from the MarketHistory projection (minute rows,
  * so the 24-hour window is exact to the minute); funding is read through an optional provider
@@ -25,6 +29,7 @@ import {
   type MarketHistory,
   type Resolution,
 } from '../../adapters/store/projections/market-history.ts';
+import type { ClobMarket } from '../../core/clob/market.ts';
 import type { LinearMarket } from '../../core/linear/market.ts';
 import { divRound, formatFixedDigits, mul, type Fixed } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
@@ -49,7 +54,9 @@ const UnixSeconds = (description: string) =>
 
 const OhlcQuery = Type.Object(
   {
-    symbol: Type.String({ minLength: 1, maxLength: 64, description: 'market id or symbol, e.g. BTC-PERP' }),
+    symbol: Type.String({
+      minLength: 1, maxLength: 64, description: 'market id or symbol, e.g. BTC-PERP or BTC-USDC',
+    }),
     resolution: Type.Optional(
       Type.Union(RESOLUTIONS.map((r) => Type.Literal(r)), {
         description: 'bar size in minutes, or D for a UTC day; default 15',
@@ -136,7 +143,14 @@ answer is \`{ s: "no_data", nextTime? }\`.`;
 const STATS_DESCRIPTION = `24-hour figures come from the one-minute candles that started within the
 last 24 h. Values without a fresh input are null: markPrice and indexPrice while the index is stale,
 lastPrice before the first trade, change24hPct/high24h/low24h without trades in 24 h, openInterestUsd
-with open interest but no mark, and the funding fields where funding does not apply.`;
+with open interest but no mark, and the funding fields where funding does not apply. For a spot pair
+markPrice and indexPrice are the underlying's index, openInterest and openInterestUsd are "0" and the
+funding fields are null.`;
+
+/** A market the candle and stats endpoints serve: a linear market, or a spot pair of the CLOB. */
+type DataMarket =
+  | { readonly kind: 'linear'; readonly market: LinearMarket }
+  | { readonly kind: 'spot'; readonly market: ClobMarket };
 
 export function marketDataRoutes(
   app: TypedApp,
@@ -144,11 +158,15 @@ export function marketDataRoutes(
   history: MarketHistory,
   funding?: FundingProvider,
 ): void {
-  const find = (idOrSymbol: string): LinearMarket => {
+  const find = (idOrSymbol: string): DataMarket => {
     const markets = ctx.exchange.linear.markets;
     const byId = markets.get(idOrSymbol);
-    if (byId !== undefined) return byId;
-    for (const m of markets.values()) if (m.spec.symbol === idOrSymbol) return m;
+    if (byId !== undefined) return { kind: 'linear', market: byId };
+    for (const m of markets.values()) if (m.spec.symbol === idOrSymbol) return { kind: 'linear', market: m };
+    for (const m of ctx.exchange.clob.markets.values()) {
+      const named = m.spec.id === idOrSymbol || m.spec.symbol === idOrSymbol;
+      if (named && !m.isOption) return { kind: 'spot', market: m };
+    }
     throw apiError('NOT_FOUND', `market ${idOrSymbol} not found`);
   };
 
@@ -165,7 +183,7 @@ export function marketDataRoutes(
     },
     preValidation: plainDigits,
   }, async (req) => {
-    const market = find(req.query.symbol);
+    const { market } = find(req.query.symbol);
     const resolution: Resolution = req.query.resolution ?? '15';
     const range = candleRange(resolution, req.query.from, req.query.to, Math.floor(ctx.now() / 1000));
     const { countback } = req.query;
@@ -198,7 +216,13 @@ export function marketDataRoutes(
       ),
       response: responses({ 200: MarketStats }, [400, 404, 429]),
     },
-  }, async (req) => marketStats(ctx, history, find(req.query.marketId), ctx.now(), funding));
+  }, async (req) => {
+    const found = find(req.query.marketId);
+    const now = ctx.now();
+    return found.kind === 'linear'
+      ? marketStats(ctx, history, found.market, now, funding)
+      : spotStats(ctx, history, found.market, now);
+  });
 }
 
 /** Resolves the defaults and checks the range of a candle request (all in Unix seconds). */
@@ -240,22 +264,49 @@ function marketStats(
   else openInterestUsd = mark === null ? null : dec(mul(openInterest, mark, 'halfUp'));
   const f = funding?.(spec.id, now) ?? null;
   return {
+    ...dayFigures(spec, mark, index, market.lastTrade?.price ?? null, day),
+    openInterest: dec(openInterest),
+    openInterestUsd,
+    funding1hPct: f === null ? null : dec(f.rate1hPct),
+    fundingRate8hPct: f === null ? null : dec(f.rate8hPct),
+    nextFundingAt: isoOrNull(f?.nextFundingAt),
+  };
+}
+
+/** Stats of a spot pair: marked at the index, no open interest, no funding. */
+function spotStats(ctx: GatewayContext, history: MarketHistory, market: ClobMarket, now: number) {
+  const index = ctx.exchange.index.index(market.spec.underlying, now)?.price ?? null;
+  const day = history.stats24h(market.spec.id, now);
+  return {
+    ...dayFigures(market.spec, index, index, market.lastTrade?.price ?? null, day),
+    openInterest: '0',
+    openInterestUsd: '0',
+    funding1hPct: null,
+    fundingRate8hPct: null,
+    nextFundingAt: null,
+  };
+}
+
+/** The fields every market's stats share: identity, mark and index, last trade and 24-hour figures. */
+function dayFigures(
+  spec: { id: string; baseSymbol: string; quoteSymbol: string },
+  mark: Fixed | null,
+  index: Fixed | null,
+  last: Fixed | null,
+  day: ReturnType<MarketHistory['stats24h']>,
+) {
+  return {
     marketId: spec.id,
     baseSymbol: spec.baseSymbol,
     quoteSymbol: spec.quoteSymbol,
     markPrice: decOrNull(mark),
     indexPrice: decOrNull(index),
-    lastPrice: decOrNull(market.lastTrade?.price),
+    lastPrice: decOrNull(last),
     change24hPct: day.open === null || day.last === null || day.open === 0n
       ? null
       : changePct(day.open, day.last),
     high24h: decOrNull(day.high),
     low24h: decOrNull(day.low),
     volume24hUsd: dec(day.volumeQuote),
-    openInterest: dec(openInterest),
-    openInterestUsd,
-    funding1hPct: f === null ? null : dec(f.rate1hPct),
-    fundingRate8hPct: f === null ? null : dec(f.rate8hPct),
-    nextFundingAt: isoOrNull(f?.nextFundingAt),
   };
 }

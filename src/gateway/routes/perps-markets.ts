@@ -1,9 +1,11 @@
 /**
  * Public market data of the linear engine: the market list (with its alias), order book
- * snapshots and the perp fee schedule. Expired dated futures leave the list at once.
+ * snapshots and the perp fee schedule. Expired dated futures leave the list at once. The list also
+ * carries the spot pairs of the CLOB engine, so `/perps/orderbook/{id}` serves their books too.
  */
 import { Type } from 'typebox';
 import { BUY, SELL } from '../../core/book/order-book.ts';
+import { bookDepth } from '../../core/clob/views.ts';
 import type { LinearMarket } from '../../core/linear/market.ts';
 import { systemAccount } from '../../core/ledger/ledger.ts';
 import { formatDecimal, unitOf } from '../../core/money.ts';
@@ -104,16 +106,23 @@ export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
     config: { access: 'public' },
     schema: {
       tags: ['market-data'],
-      summary: 'Order book snapshot: levels [price, size], best first',
+      summary: 'Order book snapshot of a perp, future or spot pair: levels [price, size], best first',
       description: `depth limits the levels per side (default: the full book, at most ${MAX_BOOK_LEVELS} levels).`,
       params: Type.Object({ marketId: Type.String({ maxLength: 40 }) }),
       querystring: Type.Object({ depth: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BOOK_LEVELS })) }, { additionalProperties: false }),
       response: responses({ 200: BookSnapshot }, [400, 404, 429]),
     },
   }, async (req) => {
+    const depth = req.query.depth ?? MAX_BOOK_LEVELS;
     const market = ctx.exchange.linear.markets.get(req.params.marketId);
-    if (market === undefined || market.status !== 'open') throw apiError('NOT_FOUND', `market ${req.params.marketId} not found`);
-    return bookSides(market, req.query.depth ?? MAX_BOOK_LEVELS);
+    if (market !== undefined && market.status === 'open') return bookSides(market, depth);
+    // Spot pairs are listed in /perps/markets too, so their books are served here as well.
+    const spot = ctx.exchange.clob.markets.get(req.params.marketId);
+    if (spot === undefined || spot.isOption) {
+      throw apiError('NOT_FOUND', `market ${req.params.marketId} not found`);
+    }
+    const d = bookDepth(spot, depth);
+    return { bids: d.bids.map(([p, s]) => [dec(p), dec(s)]), asks: d.asks.map(([p, s]) => [dec(p), dec(s)]) };
   });
 
   app.get('/perps/insurance-fund', {

@@ -10,12 +10,22 @@
  * search, so `depth` walks the best levels without sorting, like `OrderBook.depth`.
  *
  * Seeded from the core's book when the service starts (right after journal recovery, when the live
- * state is exactly the durable state). Shared by every group of the market. Tested by
- * test/streams/sse.test.ts (against the order book) and book-stream.test.ts (against REST).
+ * state is exactly the durable state). Shared by every group of the market.
+ *
+ * BookMirrors keeps the mirrors of one engine's markets ('linear': perps and dated futures;
+ * 'clob': options and spot), fed by that engine's published `order` events only, and tells the
+ * watchers of a market (the stream groups that read its mirror) when it changed. A market listed
+ * after the start begins with an empty mirror (its first order event comes after the listing);
+ * mirrors of markets that left the engine (expired options: their orders expired first, so the
+ * mirrors are empty) are swept once SWEEP_SLACK of them have piled up, when nothing watches them.
+ * Tested by test/streams/sse.test.ts (against the order book), book-stream.test.ts (against REST)
+ * and options-events-stream.test.ts (option books).
  */
-import { BUY, SELL, type Side } from '../../core/book/order-book.ts';
+import { BUY, SELL, type BookOrder, type Side } from '../../core/book/order-book.ts';
+import type { ExchangeEvent } from '../../core/events.ts';
 import type { MarketUnits } from '../../core/markets.ts';
-import type { OrderRecord } from '../../core/records.ts';
+import type { EngineName, OrderRecord } from '../../core/records.ts';
+import type { EventSink, StreamHub } from './hub.ts';
 
 interface Resting {
   readonly side: Side;
@@ -76,6 +86,10 @@ export class BookMirror {
     return this.prices[side].length;
   }
 
+  get isEmpty(): boolean {
+    return this.orders.size === 0;
+  }
+
   private change(side: Side, ticks: number, delta: number): void {
     const map = this.lots[side];
     const now = (map.get(ticks) ?? 0) + delta;
@@ -101,5 +115,98 @@ export class BookMirror {
       else hi = mid;
     }
     return lo;
+  }
+}
+
+/** What a mirrored market offers the stream views (LinearMarket and ClobMarket both do). */
+export interface BookMarket {
+  readonly spec: { readonly id: string };
+  readonly units: MarketUnits;
+  readonly status: string;
+  readonly book: { forEachResting(fn: (o: BookOrder) => void): void };
+}
+
+/** A reader of a market's mirror, told after each published change (it reads on its own timer). */
+export interface BookWatcher {
+  onBookChange(at: number): void;
+}
+
+/** Mirrors of delisted markets tolerated before a sweep drops the empty, unwatched ones. */
+const SWEEP_SLACK = 256;
+
+/** The mirrors of one engine's markets, kept current by that engine's published order events. */
+export class BookMirrors implements EventSink {
+  private readonly mirrors = new Map<string, BookMirror>();
+  private readonly watchers = new Map<string, Set<BookWatcher>>();
+  /** Engine time of the latest book change per market (a new group's engineTs). */
+  private readonly lastEventAt = new Map<string, number>();
+  private nextSweep: number;
+
+  /** Construct before the service takes commands: the mirrors start from the recovered books. */
+  constructor(
+    hub: StreamHub,
+    readonly engine: EngineName,
+    private readonly markets: () => ReadonlyMap<string, BookMarket>,
+  ) {
+    for (const [id, market] of markets()) {
+      const mirror = new BookMirror(market.units);
+      market.book.forEachResting((o) => mirror.seed(String(o.id), o.side, o.priceTicks, o.remainingLots));
+      this.mirrors.set(id, mirror);
+    }
+    this.nextSweep = this.mirrors.size + SWEEP_SLACK;
+    hub.addSink(this);
+  }
+
+  onEvents(events: readonly ExchangeEvent[]): void {
+    for (const e of events) {
+      if (e.type !== 'order' || e.order.engine !== this.engine) continue;
+      const id = e.order.marketId;
+      const mirror = this.mirror(id);
+      if (mirror === undefined || !mirror.apply(e.order)) continue;
+      this.lastEventAt.set(id, e.order.updatedAt);
+      const set = this.watchers.get(id);
+      if (set !== undefined) for (const w of set) w.onBookChange(e.order.updatedAt);
+    }
+    if (this.mirrors.size >= this.nextSweep) this.sweep();
+  }
+
+  /** The market's mirror; a market listed after start begins with an empty book. */
+  mirror(marketId: string): BookMirror | undefined {
+    let mirror = this.mirrors.get(marketId);
+    if (mirror === undefined) {
+      const market = this.markets().get(marketId);
+      if (market === undefined) return undefined;
+      mirror = new BookMirror(market.units);
+      this.mirrors.set(marketId, mirror);
+    }
+    return mirror;
+  }
+
+  /** Engine time of the market's latest published book change, or `fallback`. */
+  changedAt(marketId: string, fallback: number): number {
+    return this.lastEventAt.get(marketId) ?? fallback;
+  }
+
+  /** Registers a watcher of the market's changes; returns its removal. */
+  watch(marketId: string, watcher: BookWatcher): () => void {
+    let set = this.watchers.get(marketId);
+    if (set === undefined) this.watchers.set(marketId, (set = new Set()));
+    set.add(watcher);
+    return () => {
+      set.delete(watcher);
+      if (set.size === 0 && this.watchers.get(marketId) === set) this.watchers.delete(marketId);
+    };
+  }
+
+  /** Drops the mirrors of markets that left the engine, once empty and unwatched. */
+  private sweep(): void {
+    const listed = this.markets();
+    for (const [id, mirror] of this.mirrors) {
+      if (mirror.isEmpty && !listed.has(id) && !this.watchers.has(id)) {
+        this.mirrors.delete(id);
+        this.lastEventAt.delete(id);
+      }
+    }
+    this.nextSweep = this.mirrors.size + SWEEP_SLACK;
   }
 }

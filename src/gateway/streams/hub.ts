@@ -26,15 +26,16 @@
  *     or expired key or session ends the stream with UNAUTHENTICATED, retryable false), and
  *     UPSTREAM_UNAVAILABLE for everyone when the core stops or the service shuts down.
  *
- * View modules (book-view.ts, account-view.ts, balances-view.ts; options and board streams later)
- * subclass Group, register an EventSink, and are wired to routes by their route module.
+ * View modules (book-view.ts, account-view.ts, balances-view.ts, options-view.ts, board-view.ts)
+ * subclass Group, register an EventSink where they follow events, and are wired to routes by
+ * their route module.
  * Tested through the stream tests in test/streams/.
  */
 import type { ServerResponse } from 'node:http';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { GatewayContext } from '../context.ts';
 import { ConnectionCaps } from './admission.ts';
-import { eventChunk, SseConnection, type StreamErrorCode } from './sse.ts';
+import { dataChunk, eventChunk, SseConnection, type StreamErrorCode } from './sse.ts';
 
 /** Longest stretch of socket writes before the fan-out yields to the event loop. */
 export const FANOUT_SLICE_MS = 4;
@@ -273,6 +274,12 @@ export abstract class Group {
     const eventId = this.eventId(seq);
     const fields = { eventId, eventType, eventSeq: seq, engineTs, sourceTs: engineTs, payload };
     return eventChunk(event, type === undefined ? fields : { ...fields, type });
+  }
+
+  /** A data-only frame (no `event:` field) of this group at its current seq. */
+  protected dataFrame(eventType: string, engineTs: number, sourceTs: number, payload: string): Buffer {
+    const seq = this.seq;
+    return dataChunk({ eventId: this.eventId(seq), eventType, eventSeq: seq, engineTs, sourceTs, payload });
   }
 
   protected retain(): void {

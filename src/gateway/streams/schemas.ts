@@ -5,6 +5,7 @@
  * not fill them in); they are listed here so the document shows them.
  */
 import { Type, type TSchema } from 'typebox';
+import { BoardView } from '../routes/options-board.ts';
 import { ErrorBody } from '../schemas/common.ts';
 import type { StreamErrorCode } from './sse.ts';
 
@@ -20,6 +21,7 @@ export const STREAM_BOUNDS = {
   book: { depth: { max: 100, default: 25 }, intervalMs: { min: 50, max: 2000, default: 100 } },
   events: { depth: { max: 250, default: 25 }, intervalMs: { min: 100, max: 5000, default: 500 } },
   user: { intervalMs: { min: 50, max: 5000, default: 250 } },
+  options: { depth: { max: 250, default: 25 }, intervalMs: { min: 50, max: 2000, default: 100 } },
 } as const;
 
 const MarketId = Type.String({ minLength: 1, maxLength: 40, description: 'e.g. BTC-PERP' });
@@ -69,6 +71,27 @@ export const EventsStreamQuery = Type.Object(
 
 export const UserStreamQuery = Type.Object(
   { openOnly: OpenOnly, intervalMs: interval(STREAM_BOUNDS.user.intervalMs) },
+  { additionalProperties: false },
+);
+
+export const OptionsEventsQuery = Type.Object(
+  {
+    marketId: Type.String({ minLength: 1, maxLength: 40, description: 'an option: BTC-25DEC26-100000-C' }),
+    depth: depth(STREAM_BOUNDS.options.depth),
+    intervalMs: interval(STREAM_BOUNDS.options.intervalMs),
+    includeReference: Type.Optional(
+      Type.Boolean({ default: false, description: 'add the board\'s reference overlay (never tradable)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const BoardStreamQuery = Type.Object(
+  {
+    underlying: Type.Optional(
+      Type.String({ pattern: '^[A-Z][A-Z0-9]{1,9}$', description: 'BTC (primary, the default) or ETH' }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -142,6 +165,28 @@ export const BalancesMessage = Envelope(
   { type: Type.Union([Type.Literal('snapshot'), Type.Literal('update')]) },
 );
 
+const TapeEntry = Type.Object({
+  side: Type.String({ description: 'the taker\'s (aggressor\'s) side' }),
+  price: Type.String(),
+  quantity: Type.String(),
+  liquidity: Type.Literal('taker'),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+const Reference = Type.Object({
+  markPrice: Type.Union([Type.String(), Type.Null()], { description: 'null: the board has no fresh mark' }),
+  source: Type.Union([Type.Literal('svi-fit'), Type.Null()]),
+  tradable: Type.Literal(false),
+});
+export const OptionsEventsMessage = Envelope(
+  Type.Object({
+    marketId: Type.String(),
+    orderbook: Type.Object(Book),
+    trades: Type.Array(TapeEntry),
+    reference: Type.Optional(Reference),
+  }),
+);
+export const BoardMessage = Envelope(BoardView);
+
 /** `event: error` data. */
 export const StreamError = Type.Object({
   code: Type.Union(STREAM_ERROR_CODES.map((c) => Type.Literal(c))),
@@ -153,19 +198,22 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'a parameter is missing, unknown or out of range (before any stream opens)',
   401: 'no valid session or API key (private streams)',
   403: 'cookie session from another Origin, or an API key used outside its allowedIps',
-  404: 'unknown market',
+  404: 'unknown market or underlying',
   429: 'rate limited, or too many open streams for this IP address or account',
   503: 'the server holds its maximum number of streams, or the core is unavailable',
 };
 
+const DIFF_STREAM =
+  'text/event-stream: `snapshot`, then diffs; `event: error` carries { code, message, retryable }';
+
 /** Responses of a stream route: 200 text/event-stream carrying `message` as data, and the errors. */
-export function streamResponses(message: TSchema, statuses: readonly number[]): Record<number, unknown> {
+export function streamResponses(
+  message: TSchema,
+  statuses: readonly number[],
+  description = DIFF_STREAM,
+): Record<number, unknown> {
   const out: Record<number, unknown> = {
-    200: {
-      description:
-        'text/event-stream: `snapshot`, then diffs; `event: error` carries { code, message, retryable }',
-      content: { 'text/event-stream': { schema: message } },
-    },
+    200: { description, content: { 'text/event-stream': { schema: message } } },
   };
   for (const s of statuses) out[s] = { ...ErrorBody, description: STATUS_TEXT[s] };
   return out;

@@ -80,11 +80,20 @@ export function envelope(e: EnvelopeFields): string {
   );
 }
 
-/** The slice of a socket the connection needs (a net.Socket in production, a fake in tests). */
 /** A named event with the envelope as data and `id:` = eventSeq, as one chunk. */
 export function eventChunk(event: string, e: EnvelopeFields): Buffer {
   return chunk(sseMessage(event, e.eventSeq, envelope(e)));
 }
+
+/**
+ * A data-only message (no `event:` field, so EventSource delivers it as `message`) with the
+ * envelope as data and `id:` = eventSeq, as one chunk.
+ */
+export function dataChunk(e: EnvelopeFields): Buffer {
+  return chunk(`id: ${e.eventSeq}\ndata: ${envelope(e)}\n\n`);
+}
+
+/** The slice of a socket the connection needs (a net.Socket in production, a fake in tests). */
 
 export type SinkSocket = Pick<Socket, 'write' | 'end' | 'destroy' | 'writableLength' | 'destroyed'> & {
   once(event: 'close', listener: () => void): unknown;

@@ -57,9 +57,11 @@ let dir: string;
 let db: Db;
 let history: MarketHistory;
 
+/** One journal batch, as the Journal drives a projector: every event, then endBatch. */
 function feed(fills: FillRecord[]): void {
   db.transaction(() => {
     for (const f of fills) history.project({ type: 'fill', fill: f });
+    history.endBatch();
   })();
 }
 

@@ -247,19 +247,36 @@ export class MarketHistory implements Projector {
     };
   }
 
+  /** This batch's minute candles, merged in memory and written once per (market, minute). */
+  private readonly pending = new Map<string, { marketId: string; candle: Candle }>();
+
   private record(fill: FillRecord): void {
     const s = (this.stmts ??= this.prepare());
     const t = Math.floor(fill.at / 60_000) * 60;
     // Exact: priceDecimals + sizeDecimals <= 18 (core/markets.ts), so nothing is truncated.
     const notional = mul(fill.price, fill.quantity, 'trunc');
-    const row = s.minute.get(fill.marketId, t) as Row | undefined;
     const price = fill.price;
     const one: Candle = { t, o: price, h: price, l: price, c: price, v: fill.quantity, q: notional, n: 1 };
-    const next = row === undefined ? one : merge(toCandle(row), one);
-    s.upsert.run(
-      fill.marketId, t, formatDecimal(next.o), formatDecimal(next.h), formatDecimal(next.l),
-      formatDecimal(next.c), formatDecimal(next.v), formatDecimal(next.q), next.n,
-    );
+    const key = `${fill.marketId}|${t}`;
+    const held = this.pending.get(key);
+    if (held !== undefined) {
+      held.candle = merge(held.candle, one);
+      return;
+    }
+    const row = s.minute.get(fill.marketId, t) as Row | undefined;
+    this.pending.set(key, { marketId: fill.marketId, candle: row === undefined ? one : merge(toCandle(row), one) });
+  }
+
+  endBatch(): void {
+    if (this.pending.size === 0) return;
+    const s = (this.stmts ??= this.prepare());
+    for (const { marketId, candle: c } of this.pending.values()) {
+      s.upsert.run(
+        marketId, c.t, formatDecimal(c.o), formatDecimal(c.h), formatDecimal(c.l),
+        formatDecimal(c.c), formatDecimal(c.v), formatDecimal(c.q), c.n,
+      );
+    }
+    this.pending.clear();
   }
 
   private prepare() {

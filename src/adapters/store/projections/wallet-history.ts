@@ -76,6 +76,9 @@ export class WalletHistory implements Projector {
     const s = (this.stmts ??= this.prepare());
     if (event.type === 'ledger') {
       const e = event.entry;
+      // Users' lines serve /wallet/history and the insurance fund's its public summary; the other
+      // system accounts (fees, clearing, chain) are never read back: the journal keeps them.
+      if (e.account.kind === 'system' && e.account.name !== 'insurance') return;
       const user = e.account.kind === 'user';
       s.insertEntry.run(
         e.entryId,
