@@ -21,6 +21,7 @@ import type { Adapter, EndState, WorkloadOp } from './adapters/adapter.ts';
 import { nobAdapter } from './adapters/nob.ts';
 import { bookAdapter } from './adapters/book.ts';
 import { fullAdapter } from './adapters/full.ts';
+import { clobAdapter } from './adapters/clob.ts';
 
 interface WorkloadStats extends EndState { trades: number; tradedQty: number; maxResting: number }
 interface WorkloadModule {
@@ -52,7 +53,7 @@ const TARGET = opt('target', 5_000);
 const LATENCY = args.includes('--latency');
 const FOREIGN_MAX = opt('foreign-max', 15);
 const MAX_ATTEMPTS = opt('max-attempts', RUNS * 3);
-const ALL_ADAPTERS: Adapter<unknown, unknown>[] = [nobAdapter, bookAdapter, fullAdapter];
+const ALL_ADAPTERS: Adapter<unknown, unknown>[] = [nobAdapter, bookAdapter, fullAdapter, clobAdapter];
 const wanted = opt('adapters', ALL_ADAPTERS.map((a) => a.name).join(',')).split(',');
 const ADAPTERS = ALL_ADAPTERS.filter((a) => wanted.includes(a.name));
 if (ADAPTERS.length === 0) throw new Error(`no adapter among ${wanted.join(',')}`);

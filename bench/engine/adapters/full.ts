@@ -19,6 +19,7 @@ import { Exchange } from '../../../src/core/exchange.ts';
 import type { OrderRequest } from '../../../src/core/linear/order.ts';
 import { fx } from '../../../src/core/money.ts';
 import type { Adapter, EndState, WorkloadOp } from './adapter.ts';
+import { bookEndState } from './book-state.ts';
 import { T_CANCEL, T_IOC, T_LIMIT, T_MARKET } from './adapter.ts';
 
 const MARKET = 'BTC-PERP';
@@ -138,25 +139,7 @@ function replay(t: FullUnderTest, p: FullPrepared): number {
 }
 
 function endState(t: FullUnderTest): EndState {
-  const book = t.exchange.linear.markets.get(MARKET)!.book;
-  const out: number[] = [];
-  const qty = (side: 0 | 1): number => {
-    const levels = book.depth(side, book.levelCount(side), out);
-    let q = 0;
-    for (let j = 0; j < levels; j++) q += out[2 * j + 1]!;
-    return q;
-  };
-  const bid = book.bestBid();
-  const ask = book.bestAsk();
-  return {
-    restingOrders: book.orderCount(),
-    bidQty: qty(BUY),
-    askQty: qty(SELL),
-    bestBid: Number.isNaN(bid) ? null : bid,
-    bestAsk: Number.isNaN(ask) ? null : ask,
-    fills: t.fills,
-    filledLots: t.filledLots,
-  };
+  return bookEndState(t.exchange.linear.markets.get(MARKET)!.book, t.fills, t.filledLots);
 }
 
 export const fullAdapter: Adapter<FullUnderTest, FullPrepared> = {
