@@ -76,12 +76,12 @@ describe('GET /markets/board/stream', () => {
     const opened = Date.now();
     try {
       await client.next((m) => m.event === 'message');
-      assert.ok(arrivals[0]! - opened < 900, 'the first message comes on connect');
+      assert.ok(arrivals[0]! - opened < 1500, 'the first message comes on connect');
       await client.next((m) => m.event === 'message' && client.messages.length >= 4, 8000);
       assertSequence(client.messages);
       for (const m of client.messages) assert.equal(m.data.eventType, 'OptionsBoardSnapshot');
       const gaps = arrivals.slice(2).map((t, i) => t - arrivals[i + 1]!);
-      for (const gap of gaps) assert.ok(gap > 600 && gap < 1600, `gap ${gap} ms in ${gaps.join(', ')}`);
+      for (const gap of gaps) assert.ok(gap > 500 && gap < 2000, `gap ${gap} ms in ${gaps.join(', ')}`);
       const seqs = client.messages.map((m) => m.data.eventSeq);
       assert.deepEqual(seqs, seqs.map((_, i) => seqs[0] + i), 'gap-free');
     } finally {
