@@ -156,7 +156,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       return address;
     },
     async close() {
-      maker?.stop();
+      await maker?.stop(); // its requests in flight are answered before the gateway and journal close
       feed?.stop();
       ticker.stop();
       chain.stop();

@@ -15,9 +15,13 @@
  *
  * Cadence: every cycle re-quotes a linear market whose mark moved `moveBps` (else every
  * `linearRefreshMs`); options are quoted at once when first seen (or fresh again after a pull) or
- * when their forward moved `optionMoveBps`, and otherwise refreshed round-robin so that each is
+ * when the forward moved enough to shift their theoretical value (delta x move) by
+ * `optionRequoteShare` of their half-spread, and otherwise refreshed round-robin so that each is
  * re-quoted every `optionRefreshMs`. Requests run `concurrency` at a time, so one group commit
  * covers many of them and a full option board is quoted within a second of the maker being funded.
+ * The maker paces itself on the order-action budget the venue reports (X-RateLimit-* headers):
+ * optional option re-quotes stop while less than `orderBudgetReserve` of it is left, so pulls and
+ * first quotes are never refused for want of budget.
  * A rejected level (the reply lists it) is logged once per market until that market quotes cleanly.
  * Parameters: config/market-maker.ts.
  */
@@ -28,7 +32,7 @@ import { formatDecimal, fx, roundTo } from '../core/money.ts';
 import type { MarketMakerConfig } from '../config/market-maker.ts';
 import type { TypedApp } from '../gateway/app.ts';
 import type { GatewayContext } from '../gateway/context.ts';
-import { ladder, optionQuote, priceString, type Level, type VolView } from './quoting.ts';
+import { ladder, optionQuote, optionTheo, priceString, type Level, type VolView } from './quoting.ts';
 
 interface Reply {
   readonly status: number;
@@ -73,17 +77,25 @@ interface MarketRow {
 
 const YEAR = 365 * 86_400_000;
 
+/** Thrown by a request attempted after `stop()`: the maker winds down without touching the venue. */
+class Stopped extends Error {}
+
 export class MarketMaker {
   private token = '';
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
+  private stopped = false;
+  /** The start-up (sign-in and funding) and the cycle in progress, awaited by `stop()`. */
+  private starting: Promise<void> = Promise.resolve();
+  private running: Promise<void> = Promise.resolve();
   private readonly quotedAt = new Map<string, { price: number; at: number }>();
-  /** Options quoted and not pulled since, with the forward they were quoted on. */
-  private readonly optionQuoted = new Map<string, { forward: number; at: number }>();
+  /** Options quoted and not pulled since: the forward they were quoted on, their delta and half-spread. */
+  private readonly optionQuoted = new Map<string, { forward: number; delta: number; half: number }>();
   private readonly pulled = new Set<string>();
   /** Markets whose last quote had a rejected level (logged once until a clean quote). */
   private readonly warned = new Set<string>();
   private optionCursor = 0;
+  private orderBudget: { limit: number; remaining: number; resetAt: number } | null = null;
 
   constructor(
     private readonly app: TypedApp,
@@ -97,20 +109,43 @@ export class MarketMaker {
     return privateKeyToAccount(this.privateKey).address;
   }
 
-  async start(): Promise<void> {
-    await this.signIn();
-    await this.ensureFunding();
-    this.timer = setInterval(() => void this.cycle(), this.cfg.cycleMs);
-    this.timer.unref();
-    void this.cycle();
+  /** Signs in, funds itself once, then runs a cycle every `cycleMs`. */
+  start(): Promise<void> {
+    this.starting = (async () => {
+      try {
+        await this.signIn();
+        await this.ensureFunding();
+      } catch (error) {
+        if (error instanceof Stopped) return;
+        throw error;
+      }
+      if (this.stopped) return;
+      this.timer = setInterval(() => this.tick(), this.cfg.cycleMs);
+      this.timer.unref();
+      this.tick();
+    })();
+    return this.starting;
   }
 
-  stop(): void {
+  /**
+   * Stops quoting: no request is sent after this call, and the promise resolves once the start-up
+   * or cycle in progress has finished, so the service can close the gateway and the journal behind
+   * it. Resting quotes stay in the book (they are durable state, like any client's orders).
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    await Promise.allSettled([this.starting, this.running]);
+  }
+
+  private tick(): void {
+    if (this.busy || this.stopped) return;
+    this.running = this.cycle();
   }
 
   private async api(method: 'GET' | 'POST', url: string, body?: unknown): Promise<Reply> {
+    if (this.stopped) throw new Stopped('the market maker is stopped');
     const r = await this.app.inject({
       method,
       url,
@@ -120,7 +155,26 @@ export class MarketMaker {
       },
       payload: body === undefined ? undefined : JSON.stringify(body),
     });
+    if (method === 'POST' && url.endsWith('/quotes/bulk')) this.trackOrderBudget(r.headers);
     return { status: r.statusCode, body: r.body.length > 0 ? JSON.parse(r.body) : null };
+  }
+
+  /** The order-action budget as the venue reports it on every quote reply (X-RateLimit-*). */
+  private trackOrderBudget(headers: Record<string, unknown>): void {
+    const limit = Number(headers['x-ratelimit-limit']);
+    const remaining = Number(headers['x-ratelimit-remaining']);
+    const reset = Number(headers['x-ratelimit-reset']);
+    if (Number.isFinite(limit) && Number.isFinite(remaining) && Number.isFinite(reset)) {
+      this.orderBudget = { limit, remaining, resetAt: Date.now() + reset * 1000 };
+    }
+  }
+
+  /** Order actions the maker may spend now on optional re-quotes, keeping a reserve for pulls. */
+  private spareOrderActions(): number {
+    const b = this.orderBudget;
+    if (b === null) return Number.POSITIVE_INFINITY;
+    const available = Date.now() >= b.resetAt ? b.limit : b.remaining;
+    return Math.floor(available - this.cfg.orderBudgetReserve * b.limit);
   }
 
   private async signIn(): Promise<void> {
@@ -187,7 +241,7 @@ export class MarketMaker {
       await this.run(markets.map((m) => () => this.quoteLinear(m, this.inventory(m, positions, assets))));
       await this.quoteOptions(markets);
     } catch (error) {
-      this.log('market maker cycle failed', error);
+      if (!(error instanceof Stopped)) this.log('market maker cycle failed', error);
     } finally {
       this.busy = false;
     }
@@ -229,9 +283,10 @@ export class MarketMaker {
   }
 
   /**
-   * Pulls every option whose forward is unavailable, quotes those never quoted (or pulled) and
-   * those whose forward moved, and refreshes a round-robin slice so each is re-quoted every
-   * `optionRefreshMs`.
+   * Pulls every option whose forward is unavailable and quotes those never quoted (or pulled);
+   * then, within the spare order-action budget, re-quotes those whose theoretical value moved
+   * most (largest share of the half-spread first) and a round-robin slice so each is re-quoted
+   * every `optionRefreshMs`.
    */
   private async quoteOptions(markets: MarketRow[]): Promise<void> {
     const [instruments, positionRows] = await Promise.all([
@@ -247,26 +302,30 @@ export class MarketMaker {
     const slice = new Set<string>();
     for (let k = 0; k < per; k++) slice.add(instruments[(this.optionCursor + k) % n]!.id);
     this.optionCursor = n === 0 ? 0 : (this.optionCursor + per) % n;
-    const jobs: (() => Promise<void>)[] = [];
+    const required: (() => Promise<void>)[] = [];
+    const moved: { shift: number; job: () => Promise<void> }[] = [];
+    const refresh: (() => Promise<void>)[] = [];
     for (const i of instruments) {
       const expiry = Date.parse(i.expiry);
       const forward = forwardOf(i.underlying, expiry);
       const view = this.cfg.vol[i.underlying];
       if (forward === null || view === undefined || expiry <= now) {
-        if (!this.pulled.has(i.id)) jobs.push(() => this.pull(i.id, '/quotes/bulk'));
+        if (!this.pulled.has(i.id)) required.push(() => this.pull(i.id, '/quotes/bulk'));
         continue;
       }
+      const job = () => this.quoteOption(i, forward, expiry, view, positions.get(i.id) ?? 0, now);
       const last = this.optionQuoted.get(i.id);
-      const moved = last !== undefined
-        && Math.abs(forward / last.forward - 1) * 10_000 >= this.cfg.optionMoveBps;
-      if (last === undefined || moved || slice.has(i.id)) {
-        jobs.push(() => this.quoteOption(i, forward, expiry, view, positions.get(i.id) ?? 0, now));
-      }
+      const shift = last === undefined ? 0 : Math.abs(last.delta * (forward - last.forward)) / last.half;
+      if (last === undefined) required.push(job);
+      else if (shift >= this.cfg.optionRequoteShare) moved.push({ shift, job });
+      else if (slice.has(i.id)) refresh.push(job);
     }
     const listed = new Set([...instruments.map((i) => i.id), ...markets.map((m) => m.id)]);
     for (const id of this.optionQuoted.keys()) if (!listed.has(id)) this.optionQuoted.delete(id);
     for (const id of this.pulled) if (!listed.has(id)) this.pulled.delete(id);
-    await this.run(jobs);
+    const optional = [...moved.sort((a, b) => b.shift - a.shift).map((m) => m.job), ...refresh];
+    const spare = Math.max(0, this.spareOrderActions() - required.length);
+    await this.run([...required, ...optional.slice(0, spare)]);
   }
 
   private async quoteOption(
@@ -275,12 +334,13 @@ export class MarketMaker {
     const T = (expiry - now) / YEAR;
     const tick = Number(i.tickSize);
     const input = { forward, strike: Number(i.strike), T, type: i.type, view, position, tick };
+    const { delta, half } = optionTheo(input, this.cfg.option);
     const quotes = this.wire(optionQuote(input, this.cfg.option), i.priceDecimals, i.sizeDecimals);
     const body = { marketId: i.id, quoteId: 'mm', cancelAll: true, quotes };
     const r = await this.api('POST', '/quotes/bulk', body);
     if (r.status === 200) {
       this.pulled.delete(i.id);
-      this.optionQuoted.set(i.id, { forward, at: now });
+      this.optionQuoted.set(i.id, { forward, delta, half });
       this.noteRejections(i.id, r.body);
     }
   }

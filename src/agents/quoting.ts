@@ -88,16 +88,16 @@ export interface OptionQuoteInput {
   readonly tick: number;
 }
 
-/** The maker's theoretical value, its vega (per vol point) and the half-spread it quotes. */
+/** The maker's theoretical value, its delta and vega (per vol point), and the half-spread it quotes. */
 export function optionTheo(
   input: OptionQuoteInput,
   p: OptionQuoteParams,
-): { theo: number; vega: number; half: number } {
+): { theo: number; delta: number; vega: number; half: number } {
   const sigma = makerVol(input.view, input.forward, input.strike, input.T);
   const g = black76({ F: input.forward, K: input.strike, T: input.T, sigma, type: input.type });
   const { hVolPts, minHalfSpread } = p;
   const half = optionHalfSpread({ vegaPerVolPt: g.vega, hVolPts, minHalfSpread, tick: input.tick });
-  return { theo: g.price, vega: g.vega, half };
+  return { theo: g.price, delta: g.delta, vega: g.vega, half };
 }
 
 /**

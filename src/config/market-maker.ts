@@ -18,10 +18,15 @@ export interface MarketMakerConfig {
   readonly moveBps: number;
   /** Every option instrument is re-quoted at least this often, */
   readonly optionRefreshMs: number;
-  /** and at once when its forward moved this much (basis points) since its last quote. */
-  readonly optionMoveBps: number;
+  /**
+   * and at once when the forward moved enough to shift its theoretical value (delta x move) by this
+   * share of its half-spread since its last quote.
+   */
+  readonly optionRequoteShare: number;
   /** Quote requests in flight at once (one group commit then covers many of them). */
   readonly concurrency: number;
+  /** Share of the venue's order-action budget kept for pulls and first quotes (no optional re-quotes). */
+  readonly orderBudgetReserve: number;
   readonly perp: Readonly<Record<string, LadderParams>>;
   readonly spot: Readonly<Record<string, LadderParams>>;
   readonly option: OptionQuoteParams;
@@ -36,8 +41,9 @@ export const MARKET_MAKER_CONFIG: MarketMakerConfig = {
   linearRefreshMs: 5000,
   moveBps: 3,
   optionRefreshMs: 12_000,
-  optionMoveBps: 25,
+  optionRequoteShare: 0.25,
   concurrency: 32,
+  orderBudgetReserve: 0.25,
   perp: {
     BTC: { firstBps: 2, stepBps: 3, levels: 5, size: 0.25, maxPosition: 25 },
     ETH: { firstBps: 3, stepBps: 4, levels: 5, size: 4, maxPosition: 400 },

@@ -330,7 +330,7 @@ describe('underlying selection and validation', () => {
 });
 
 describe('DVOL', () => {
-  test('the VIX method on the expiries around 30 days gives the flat vol x 100', async (t) => {
+  test('the VIX method on the expiries around 30 days gives the flat vol x 100', async (tc) => {
     for (const u of ['BTC', 'ETH']) {
       const r = await call(url, `/markets/dvol?underlying=${u}`);
       assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -338,7 +338,7 @@ describe('DVOL', () => {
       assert.equal(d.underlying, u);
       assert.equal(d.tenorDays, 30);
       assert.ok(Math.abs(num(d.dvol) - 100 * VOL) <= 1.5, `${u} dvol ${d.dvol}`);
-      t.diagnostic(`${u} DVOL ${d.dvol} (raw ${d.raw}) on a flat ${100 * VOL} % surface`);
+      tc.diagnostic(`${u} DVOL ${d.dvol} (raw ${d.raw}) on a flat ${100 * VOL} % surface`);
       assert.equal(d.computedAt, iso(t));
       assert.equal(d.sourceTimestamp, iso(NOW), 'the index time the computation used');
     }

@@ -28,8 +28,10 @@ after(async () => {
   await svc.close();
 });
 
-const order = (t: Trader, side: 'buy' | 'sell', quantity: string, price: string) =>
-  post(base, t, '/orders', { marketId: 'BTC-USDC', side, quantity, price, type: 'limit' }).then((r) => ok(r, 201));
+const order = async (t: Trader, side: 'buy' | 'sell', quantity: string, price: string) => {
+  const body = { marketId: 'BTC-USDC', side, quantity, price, type: 'limit' };
+  return ok(await post(base, t, '/orders', body), 201);
+};
 const stats = (id: string) => call(base, `/perps/market-stats?marketId=${encodeURIComponent(id)}`);
 
 describe('spot pairs on /perps/orderbook', () => {
@@ -58,7 +60,7 @@ describe('spot pairs on /perps/orderbook', () => {
 });
 
 describe('spot pairs on /perps/market-stats and /perps/ohlc', () => {
-  test('before a trade: marked at the index, no last, zero volume, no open interest, no funding', async () => {
+  test('before a trade: marked at the index, no last, no volume, no open interest, no funding', async () => {
     const s = ok(await stats('ETH-USDC'));
     assert.deepEqual(s, {
       marketId: 'ETH-USDC',
@@ -80,7 +82,7 @@ describe('spot pairs on /perps/market-stats and /perps/ohlc', () => {
     assert.deepEqual(ok(await call(base, '/perps/ohlc?symbol=ETH-USDC')), { s: 'no_data' });
   });
 
-  test('after two trades: exact last, high, low, volume and change; candles from the same fills', async () => {
+  test('after two trades: exact last, high, low, volume, change; candles from the same fills', async () => {
     await order(buyer, 'buy', '0.3', '100100'); // lifts 0.3 of the resting 100100 ask
     await order(seller, 'sell', '0.1', '99900'); // hits the resting 99900 bid
     const s = ok(await stats('BTC-USDC'));
@@ -102,7 +104,9 @@ describe('spot pairs on /perps/market-stats and /perps/ohlc', () => {
     assert.ok(c.h.includes('100100') && c.l.includes('99900'));
     const volume = c.v.reduce((sum: number, v: string) => sum + Number(v), 0);
     assert.equal(volume.toFixed(5), '0.40000');
-    for (const list of [c.o, c.h, c.l, c.c, c.v]) for (const v of list) assert.match(v, /^[0-9]+(\.[0-9]+)?$/);
+    for (const list of [c.o, c.h, c.l, c.c, c.v]) {
+      for (const v of list) assert.match(v, /^[0-9]+(\.[0-9]+)?$/);
+    }
   });
 
   test('option ids and unknown symbols stay 404 on stats and candles', async () => {
@@ -117,9 +121,11 @@ describe('spot pairs on /perps/market-stats and /perps/ohlc', () => {
   test('a stale index leaves a spot pair without a mark or index', async () => {
     const stale = await startService({ FEED: 'push', INDEX_MAX_AGE_MS: '200' });
     try {
-      const r = await call(stale.url, '/admin/index', { body: { underlying: 'BTC', price: '100000' }, headers: admin });
+      const body = { underlying: 'BTC', price: '100000' };
+      const r = await call(stale.url, '/admin/index', { body, headers: admin });
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      await waitFor(async () => (await call(stale.url, '/perps/market-stats?marketId=BTC-USDC')).body.markPrice === null);
+      const path = '/perps/market-stats?marketId=BTC-USDC';
+      await waitFor(async () => (await call(stale.url, path)).body.markPrice === null);
       const s = ok(await call(stale.url, '/perps/market-stats?marketId=BTC-USDC'));
       assert.equal(s.indexPrice, null);
       assert.equal(s.openInterestUsd, '0');
