@@ -260,13 +260,15 @@ export class OptionBoard {
   }
 
   private row(i: BoardInstrument, F: number, T: number, svi: SviParams | null): OptionRow {
-    const base = { id: i.id, type: i.type, strike: i.strike, expiry: i.expiry, bid: i.bestBid(), ask: i.bestAsk() };
-    if (svi === null) return { ...base, mark: null, iv: null, delta: null, gamma: null, vega: null, theta: null };
+    if (svi === null) return unmarkedRow(i);
     const K = toFloat(i.strike);
     const iv = sviImpliedVol(svi, Math.log(K / F), T);
     const g = black76({ F, K, T, sigma: iv, type: i.type });
     const mark = fromFloat(g.price, i.priceDecimals, 'halfUp');
-    return { ...base, mark: mark !== null && mark >= 0n ? mark : null, iv, delta: g.delta, gamma: g.gamma, vega: g.vega, theta: g.theta };
+    return {
+      id: i.id, type: i.type, strike: i.strike, expiry: i.expiry, bid: i.bestBid(), ask: i.bestAsk(),
+      mark: mark !== null && mark >= 0n ? mark : null, iv, delta: g.delta, gamma: g.gamma, vega: g.vega, theta: g.theta,
+    };
   }
 
   private dvol(underlying: string, expiries: ExpirySlice[], now: number, sourceTs: number): DvolValue | null {
@@ -306,9 +308,14 @@ function emptySlice(expiry: number, futuresMarketId: string, instruments: BoardI
     quotesUsed: 0,
     butterflyFree: null,
     calendarFree: null,
-    rows: instruments.map((i) => ({
-      id: i.id, type: i.type, strike: i.strike, expiry: i.expiry, bid: i.bestBid(), ask: i.bestAsk(),
-      mark: null, iv: null, delta: null, gamma: null, vega: null, theta: null,
-    })),
+    rows: instruments.map(unmarkedRow),
+  };
+}
+
+/** A row with the book's quotes and no surface (no forward or too few quotes to fit). */
+function unmarkedRow(i: BoardInstrument): OptionRow {
+  return {
+    id: i.id, type: i.type, strike: i.strike, expiry: i.expiry, bid: i.bestBid(), ask: i.bestAsk(),
+    mark: null, iv: null, delta: null, gamma: null, vega: null, theta: null,
   };
 }
