@@ -72,7 +72,13 @@ export function planOrder(s: Subject, lots: number): ClobPlan | null {
   const funding = m.isOption ? optionFunding(s, lots, sweep, immediate) : spotFunding(s, lots, sweep);
   if (funding === null) return null;
   const fees = feeFigures(s, feeRole, notional, immediate ? sweep.lots : lots);
-  return { lots, limitTicks, priceTicks, notional, ...funding, feeRole, ...fees };
+  // Field by field: object spread costs microseconds per order on this V8.
+  return {
+    lots, limitTicks, priceTicks, notional,
+    reserve: funding.reserve, reservePerLot: funding.reservePerLot, reserveAsset: funding.reserveAsset,
+    marginRequired: funding.marginRequired,
+    feeRole, feeBps: fees.feeBps, estFee: fees.estFee, volume30d: fees.volume30d,
+  };
 }
 
 function feeFigures(s: Subject, role: FeeRole, notional: Fixed, lots: number) {

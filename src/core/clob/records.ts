@@ -63,9 +63,17 @@ export function fillRecord(
     price: market.units.price(priceTicks),
     quantity: market.units.size(lots),
     takerSide,
-    maker: { ...maker, side: makerSide, liquidity: 'maker', marginMode: 'cross' },
-    taker: { ...takerFigures, side: takerSide, liquidity: 'taker', marginMode: 'cross' },
+    maker: fillSide(maker, makerSide, 'maker'),
+    taker: fillSide(takerFigures, takerSide, 'taker'),
     at,
+  };
+}
+
+/** Built field by field: object spread costs microseconds per fill on this V8. */
+function fillSide(f: SideFigures, side: FillSide['side'], liquidity: FillSide['liquidity']): FillSide {
+  return {
+    accountId: f.accountId, orderId: f.orderId, fee: f.fee, feeBps: f.feeBps, realizedPnl: f.realizedPnl,
+    side, liquidity, marginMode: 'cross',
   };
 }
 
