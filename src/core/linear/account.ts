@@ -42,6 +42,8 @@ export class OrderTotals {
   }
 }
 
+const NO_LIVE_ORDERS = Object.freeze({ orders: 0, triggers: 0 });
+
 export class LinearAccount {
   readonly positions = new Map<string, Position>();
   readonly totals = new Map<string, OrderTotals>();
@@ -102,8 +104,8 @@ export class LinearAccount {
     this.countsOf(order.market).triggers--;
   }
 
-  liveCounts(market: LinearMarket): { orders: number; triggers: number } {
-    return this.counts.get(market) ?? { orders: 0, triggers: 0 };
+  liveCounts(market: LinearMarket): { readonly orders: number; readonly triggers: number } {
+    return this.counts.get(market) ?? NO_LIVE_ORDERS;
   }
 
   private countsOf(market: LinearMarket): { orders: number; triggers: number } {

@@ -78,9 +78,8 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, plann
   const units = market.units;
   if (r.price !== null && r.price % units.tick !== 0n) return reject('INVALID_TICK', `price must be a multiple of ${formatDecimal(units.tick)}`);
   if (r.quantity % units.step !== 0n) return reject('INVALID_STEP', `quantity must be a multiple of ${formatDecimal(units.step)}`);
-  for (const [name, v] of [['stopPrice', r.stopPrice], ['takeProfitPrice', r.takeProfitPrice], ['stopLossPrice', r.stopLossPrice]] as const) {
-    if (v !== null && v % units.tick !== 0n) return reject('INVALID_TICK', `${name} must be a multiple of ${formatDecimal(units.tick)}`);
-  }
+  const offTick = offTickTrigger(r, units.tick);
+  if (offTick !== null) return reject('INVALID_TICK', `${offTick} must be a multiple of ${formatDecimal(units.tick)}`);
   if (r.quantity < market.spec.minSize || r.quantity > market.spec.maxSize) {
     return reject('SIZE_OUT_OF_RANGE', `quantity must be between ${formatDecimal(market.spec.minSize)} and ${formatDecimal(market.spec.maxSize)}`);
   }
@@ -149,6 +148,14 @@ function checkShape(r: OrderRequest): Rejection | null {
       return reject('VALIDATION_ERROR', `stopLossPrice must be ${up ? 'below' : 'above'} the order price for a ${up ? 'buy' : 'sell'}`);
     }
   }
+  return null;
+}
+
+/** The first trigger price off the tick grid, if any (checked without allocating: every order runs this). */
+function offTickTrigger(r: OrderRequest, tick: Fixed): string | null {
+  if (r.stopPrice !== null && r.stopPrice % tick !== 0n) return 'stopPrice';
+  if (r.takeProfitPrice !== null && r.takeProfitPrice % tick !== 0n) return 'takeProfitPrice';
+  if (r.stopLossPrice !== null && r.stopLossPrice % tick !== 0n) return 'stopLossPrice';
   return null;
 }
 

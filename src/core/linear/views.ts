@@ -16,7 +16,7 @@ import type { LinearEngine } from './engine.ts';
 import { accountRisk, riskMark, type AccountRisk } from './margin.ts';
 import type { Position } from './position.ts';
 import { positionRecord } from './records.ts';
-import type { PositionRecord } from '../records.ts';
+import type { MarginMode, PositionRecord } from '../records.ts';
 
 const SCALE = 10n ** 18n;
 
@@ -41,11 +41,21 @@ export function positionViews(engine: LinearEngine, accountId: number, now: numb
   return out.sort((a, b) => (a.marketId < b.marketId ? -1 : a.marketId > b.marketId ? 1 : 0));
 }
 
+/** One position of an account (by market and mode) valued now; null when there is none or it is flat. */
+export function positionViewFor(engine: LinearEngine, accountId: number, marketId: string, mode: MarginMode, now: number): PositionView | null {
+  const account = engine.findAccount(accountId);
+  const market = engine.markets.get(marketId);
+  if (account === undefined || market === undefined) return null;
+  const p = account.position(market, mode);
+  if (p === undefined || p.size === 0) return null;
+  return positionView(engine, account, accountRisk(account, engine.balance(accountId)), p, now);
+}
+
 export function positionView(engine: LinearEngine, _account: LinearAccount, risk: AccountRisk, p: Position, now: number): PositionView {
   const base = positionRecord(p);
   const mark = engine.markAt(p.market, now);
   const valuation = mark ?? riskMark(p.market);
-  if (valuation === null) return { ...base, markPrice: null, unrealizedPnl: null, liquidationPrice: null, leverage: null, margin: null };
+  if (valuation === null) return withValuation(base, null, null, null, null, null);
   const notional = p.notional(valuation);
   const upnl = p.unrealized(valuation);
   const size = p.market.units.size(p.size); // signed base units
@@ -65,12 +75,43 @@ export function positionView(engine: LinearEngine, _account: LinearAccount, risk
     margin = p.market.margin.initial(notional);
   }
   const liq = denominator === 0n ? null : divRound(numerator * SCALE, denominator, 'halfUp');
+  return withValuation(
+    base,
+    mark,
+    mark === null ? null : upnl,
+    liq !== null && liq > 0n ? p.market.units.tick * divRound(liq, p.market.units.tick, 'halfUp') : null,
+    equity > 0n ? divRound(notional * SCALE, equity, 'halfUp') : null,
+    margin,
+  );
+}
+
+/** The record with its valuation, built field by field (a spread copies through a slow path). */
+function withValuation(
+  r: PositionRecord,
+  markPrice: Fixed | null,
+  unrealizedPnl: Fixed | null,
+  liquidationPrice: Fixed | null,
+  leverage: Fixed | null,
+  margin: Fixed | null,
+): PositionView {
   return {
-    ...base,
-    markPrice: mark,
-    unrealizedPnl: mark === null ? null : upnl,
-    liquidationPrice: liq !== null && liq > 0n ? p.market.units.tick * divRound(liq, p.market.units.tick, 'halfUp') : null,
-    leverage: equity > 0n ? divRound(notional * SCALE, equity, 'halfUp') : null,
+    id: r.id,
+    accountId: r.accountId,
+    marketId: r.marketId,
+    marginMode: r.marginMode,
+    side: r.side,
+    size: r.size,
+    entryPrice: r.entryPrice,
+    realizedPnl: r.realizedPnl,
+    isolatedMargin: r.isolatedMargin,
+    funding: r.funding,
+    status: r.status,
+    openedAt: r.openedAt,
+    updatedAt: r.updatedAt,
+    markPrice,
+    unrealizedPnl,
+    liquidationPrice,
+    leverage,
     margin,
   };
 }

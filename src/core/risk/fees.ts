@@ -61,26 +61,45 @@ export class FeeSchedule {
   }
 }
 
-/** Rolling 30-day traded notional per account, in UTC-day buckets. */
+/**
+ * Rolling 30-day traded notional per account, in UTC-day buckets. `volume30d` runs on every order
+ * and both sides of every fill, so it is O(1): each account keeps the sum of its earlier days still
+ * in the window (recomputed once per account per day) and adds the current day to it.
+ */
 export class VolumeTracker {
-  private readonly byAccount = new Map<number, Map<number, Fixed>>();
+  private readonly byAccount = new Map<number, AccountVolume>();
 
   record(accountId: number, notional: Fixed, now: number): void {
     const day = Math.floor(now / DAY_MS);
-    let days = this.byAccount.get(accountId);
-    if (days === undefined) this.byAccount.set(accountId, (days = new Map()));
-    days.set(day, (days.get(day) ?? 0n) + notional);
-    if (days.size > WINDOW_DAYS + 1) {
-      for (const d of days.keys()) if (d <= day - WINDOW_DAYS) days.delete(d);
+    let v = this.byAccount.get(accountId);
+    if (v === undefined) this.byAccount.set(accountId, (v = new AccountVolume()));
+    v.days.set(day, (v.days.get(day) ?? 0n) + notional);
+    if (v.days.size > WINDOW_DAYS + 1) {
+      for (const d of v.days.keys()) if (d <= day - WINDOW_DAYS) v.days.delete(d);
     }
+    if (day !== v.earlierDay) v.earlierDay = NaN; // a day the cache does not cover changed
   }
 
   volume30d(accountId: number, now: number): Fixed {
-    const days = this.byAccount.get(accountId);
-    if (days === undefined) return 0n;
+    const v = this.byAccount.get(accountId);
+    if (v === undefined) return 0n;
     const today = Math.floor(now / DAY_MS);
+    if (v.earlierDay !== today) v.recompute(today);
+    return v.earlierSum + (v.days.get(today) ?? 0n);
+  }
+}
+
+class AccountVolume {
+  /** Notional per UTC day number. */
+  readonly days = new Map<number, Fixed>();
+  /** Sum of the days in (earlierDay − 30, earlierDay), valid while `earlierDay` is the current day. */
+  earlierSum: Fixed = 0n;
+  earlierDay = NaN;
+
+  recompute(today: number): void {
     let sum = 0n;
-    for (const [d, v] of days) if (d > today - WINDOW_DAYS) sum += v;
-    return sum;
+    for (const [d, v] of this.days) if (d > today - WINDOW_DAYS && d < today) sum += v;
+    this.earlierSum = sum;
+    this.earlierDay = today;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Helpers that turn the linear engine's live state into wire views for the perps routes.
  */
-import { positionViews } from '../../core/linear/views.ts';
+import { positionViewFor } from '../../core/linear/views.ts';
 import type { MarginMode } from '../../core/records.ts';
 import type { GatewayContext } from '../context.ts';
 import { positionView } from '../schemas/orders.ts';
@@ -10,6 +10,6 @@ import { positionView } from '../schemas/orders.ts';
 export function positionViewOf(ctx: GatewayContext, address: string, marketId: string, mode: MarginMode) {
   const account = ctx.exchange.accounts.find(address);
   if (account === undefined) return null;
-  const p = positionViews(ctx.exchange.linear, account.id, ctx.now()).find((v) => v.marketId === marketId && v.marginMode === mode);
-  return p === undefined ? null : positionView(p);
+  const p = positionViewFor(ctx.exchange.linear, account.id, marketId, mode, ctx.now());
+  return p === null ? null : positionView(p);
 }
