@@ -19,8 +19,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon, { type RequestSpec, type Result } from 'autocannon';
-import { admin, call, fund, signIn, waitFor, type Trader } from '../../test/support/harness.ts';
-import { freePort, startService } from './child-service.ts';
+import { admin, call, freePort, fund, signIn, waitFor, type Trader } from '../../test/support/harness.ts';
+import { startService } from '../shared/child-service.ts';
 
 const { values: args } = parseArgs({
   options: {

@@ -22,8 +22,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
-import { call, fund, signIn, type Trader } from '../../test/support/harness.ts';
-import { freePort, startService } from './child-service.ts';
+import { call, freePort, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { startService } from '../shared/child-service.ts';
 
 const { values: args } = parseArgs({
   options: {

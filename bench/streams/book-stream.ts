@@ -19,16 +19,16 @@
  *   options: --duration 10 --warmup 3 --rate 200 --interval 100 --depth 25 --procs <auto> --json out.json
  * Not a test: exits 1 if subscribers fail to connect, a connection is dropped, or eventSeq skips.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ADMIN_TOKEN, admin, call, fund, signIn, waitFor, type Trader } from '../../test/support/harness.ts';
+import { admin, call, freePort, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { startService } from '../shared/child-service.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HIST_MS = 30_000;
 
 const { values: args } = parseArgs({
@@ -146,54 +146,18 @@ function runClients(): void {
 
 // ---- the service, the traders and the order driver ----
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startService(dataDir: string, port: number, subscribers: number): Promise<ChildProcess> {
+/** The service with the stream benchmark's settings: push feed, limits raised for N subscribers. */
+function startStreamService(dataDir: string, port: number, subscribers: number): Promise<ChildProcess> {
   const big = String(1_000_000_000);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_ORIGIN: 'http://exchange.test',
-      ADMIN_TOKEN,
-      FEED: 'push',
-      INDEX_MAX_AGE_MS: '3600000',
-      CHAIN_BLOCK_MS: '40',
-      DEPOSIT_CONFIRMATIONS: '2',
-      LOG_LEVEL: 'warn',
-      MARKET_MAKER: 'off',
-      RATE_LIMIT_ANONYMOUS: big,
-      RATE_LIMIT_ACCOUNT: big,
-      RATE_LIMIT_ORDERS: big,
-      SSE_MAX_CONNECTIONS: String(subscribers + 100),
-      SSE_MAX_PER_IP: String(subscribers + 100),
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
+  return startService(dataDir, port, {
+    FEED: 'push',
+    INDEX_MAX_AGE_MS: '3600000',
+    RATE_LIMIT_ANONYMOUS: big,
+    RATE_LIMIT_ACCOUNT: big,
+    RATE_LIMIT_ORDERS: big,
+    SSE_MAX_CONNECTIONS: String(subscribers + 100),
+    SSE_MAX_PER_IP: String(subscribers + 100),
   });
-  let exited: number | null = null;
-  child.once('exit', (code) => (exited = code ?? -1));
-  await waitFor(async () => {
-    if (exited !== null) throw new Error(`service exited with ${exited}`);
-    try {
-      return (await fetch(`http://127.0.0.1:${port}/health`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 30_000, 50);
-  return child;
 }
 
 async function trader(url: string): Promise<Trader> {
@@ -308,7 +272,7 @@ async function main(): Promise<void> {
   let service: ChildProcess | null = null;
   const pools: Pool[] = [];
   try {
-    service = await startService(dataDir, port, n);
+    service = await startStreamService(dataDir, port, n);
     const index = { underlying: 'BTC', price: '100000' };
     const r = await call(url, '/admin/index', { body: index, headers: admin });
     if (r.status !== 200) throw new Error(`index: ${JSON.stringify(r.body)}`);

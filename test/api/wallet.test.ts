@@ -15,6 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ExchangeEvent } from '../../src/core/events.ts';
 import type { SimulatedChain } from '../../src/adapters/chain/simulated-chain.ts';
+import { mulberry32 } from '../../src/adapters/feed/price-model.ts';
 import {
   admin, call, fund, signIn, startService, waitFor, type TestService, type Trader,
 } from '../support/harness.ts';
@@ -41,17 +42,6 @@ function usdc(units: bigint): string {
   const int = units / 1_000_000n;
   const frac = (units % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
   return frac.length > 0 ? `${int}.${frac}` : `${int}`;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 let ts: TestService;

@@ -21,12 +21,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { ADMIN_TOKEN, admin, call, fund, signIn, waitFor, type Trader } from '../support/harness.ts';
+import { mulberry32 } from '../../src/adapters/feed/price-model.ts';
+import { ADMIN_TOKEN, admin, call, freePort, fund, signIn, waitFor, type Trader } from '../support/harness.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SEED = process.env.SEED !== undefined ? Number(process.env.SEED) : Date.now() % 2 ** 31;
@@ -60,17 +60,6 @@ function newOp(
   return { n, kind, acct, from, to, amount, cycle, outcome: 'inflight' };
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function micro(value: string): bigint {
   const m = /^(-?)([0-9]+)(?:\.([0-9]{1,6}))?$/.exec(value);
   assert.ok(m !== null, `not a USDC decimal: ${value}`);
@@ -81,18 +70,6 @@ function micro(value: string): bigint {
 function usdc(units: bigint): string {
   const frac = (units % M).toString().padStart(6, '0').replace(/0+$/, '');
   return frac.length > 0 ? `${units / M}.${frac}` : `${units / M}`;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 class ServiceProcess {

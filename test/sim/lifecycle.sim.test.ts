@@ -27,6 +27,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { coreConfig } from '../../src/config/core.ts';
+import { mulberry32 } from '../../src/adapters/feed/price-model.ts';
 import type { Command } from '../../src/core/commands.ts';
 import type { ExchangeEvent } from '../../src/core/events.ts';
 import { Exchange } from '../../src/core/exchange.ts';
@@ -54,18 +55,6 @@ const FUND_ENTRY_TYPES = new Set([
   'liquidation', 'funding', 'insurance_fund', 'realized_pnl', 'trade_fee', 'fee_rebate',
 ]);
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
-
-/** mulberry32: a small seeded generator (the core draws no random numbers; the test does). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Index path, one price per step: GBM noise (70 % a year) plus a crash of −25 % over one hour
@@ -371,7 +360,7 @@ function act(sim: Sim, rand: () => number, t: Trader, index: number) {
 function simulate(seed: number) {
   const started = Date.now();
   console.log(`lifecycle simulation SEED=${seed}`);
-  const rand = rng(seed);
+  const rand = mulberry32(seed); // the core draws no random numbers; the test does
   const steps = (DAYS * DAY) / STEP_MS;
   const path = pricePath(rand, steps);
   const sim = new Sim(seed);

@@ -13,7 +13,7 @@
  */
 import { assert } from '../assert.ts';
 import { divRound, type Fixed } from '../money.ts';
-import type { FeeRole } from '../risk/fees.ts';
+import { tierForVolume, type FeeRole } from '../risk/fees.ts';
 import type { OptionFeeTier } from './config.ts';
 
 const SCALE = 10n ** 18n;
@@ -56,9 +56,7 @@ export class OptionFeeSchedule {
   }
 
   tierFor(volume30d: Fixed): OptionFeeTier {
-    let tier = this.tiers[0]!;
-    for (const t of this.tiers) if (volume30d >= t.min30dVolumeUsd) tier = t;
-    return tier;
+    return tierForVolume(this.tiers, volume30d);
   }
 
   rateFor(volume30d: Fixed, role: FeeRole): Fixed {

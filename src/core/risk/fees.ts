@@ -22,6 +22,13 @@ const BPS = 10_000n;
 const DAY_MS = 86_400_000;
 const WINDOW_DAYS = 30;
 
+/** The highest tier whose volume threshold `volume30d` reaches (tiers in increasing volume, the first at 0). */
+export function tierForVolume<T extends { readonly min30dVolumeUsd: Fixed }>(tiers: readonly T[], volume30d: Fixed): T {
+  let tier = tiers[0]!;
+  for (const t of tiers) if (volume30d >= t.min30dVolumeUsd) tier = t;
+  return tier;
+}
+
 export class FeeSchedule {
   /** Fixed units per smallest unit of the settlement asset (1e12 for USDC's 6 decimals). */
   private readonly unit: bigint;
@@ -41,9 +48,7 @@ export class FeeSchedule {
   }
 
   tierFor(volume30d: Fixed): FeeTier {
-    let tier = this.tiers[0]!;
-    for (const t of this.tiers) if (volume30d >= t.min30dVolumeUsd) tier = t;
-    return tier;
+    return tierForVolume(this.tiers, volume30d);
   }
 
   rateFor(volume30d: Fixed, role: FeeRole): Fixed {

@@ -20,13 +20,12 @@ import {
   ClobCancelAllBody, ClobOrderBody, ClobOrderResultView, ClobPreviewView, ClobQuoteLevel, ClobQuoteResult,
   ModifyBody,
 } from '../schemas/clob.ts';
-import { responses } from '../schemas/common.ts';
+import { OrderIdParams, responses } from '../schemas/common.ts';
 import { ClientOrderId, orderView, QuoteId } from '../schemas/orders.ts';
 import { Decimal } from '../validation.ts';
 import { clobPlaceView, optionPositionOf } from './clob-views.ts';
 
 const ORDER_ERRORS = [400, 401, 403, 404, 409, 422, 429] as const;
-const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,15}$' }) });
 const TAGS = ['options-spot'];
 
 export function clobMarketSpec(ctx: GatewayContext, marketId: string): MarketSpec {
@@ -99,7 +98,7 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
       tags: TAGS,
       summary: 'Amend a resting order: new price and/or new total quantity',
       description: MODIFY_DESCRIPTION,
-      params: IdParams, body: ModifyBody, response: responses({ 200: ClobOrderResultView }, ORDER_ERRORS),
+      params: OrderIdParams, body: ModifyBody, response: responses({ 200: ClobOrderResultView }, ORDER_ERRORS),
     },
   }, async (req) => {
     const address = callerAddress(req);
@@ -127,7 +126,7 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
       tags: TAGS,
       summary: 'Cancel one resting option or spot order; returns the cancelled order',
       description: '404 for an unknown order or another account\'s; 409 CONFLICT when it already ended.',
-      params: IdParams, response: responses({ 200: ClobOrderResultView }, ORDER_ERRORS),
+      params: OrderIdParams, response: responses({ 200: ClobOrderResultView }, ORDER_ERRORS),
     },
   }, async (req) => {
     const address = callerAddress(req);

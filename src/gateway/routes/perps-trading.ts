@@ -17,7 +17,7 @@ import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec } from '../format.ts';
 import { orderRequest } from '../order-requests.ts';
-import { responses } from '../schemas/common.ts';
+import { OrderIdParams, responses } from '../schemas/common.ts';
 import {
   BulkQuoteResult,
   ClientOrderId,
@@ -157,7 +157,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Cancel one open or untriggered order; returns the cancelled order',
-      params: Type.Object({ id: Type.String({ pattern: '^[0-9]{1,15}$' }) }),
+      params: OrderIdParams,
       response: responses({ 200: OrderResultView }, ORDER_ERRORS),
     },
   }, async (req) => {

@@ -16,6 +16,9 @@ export const IsoTime = Type.String({ format: 'date-time', description: 'ISO 8601
 export const NullableIsoTime = Type.Union([IsoTime, Type.Null()]);
 export const NullableString = Type.Union([Type.String(), Type.Null()]);
 
+/** `/{id}` of an order: a decimal integer of at most 15 digits (a safe integer, so `Number` is exact). */
+export const OrderIdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,15}$' }) });
+
 export const Address = Type.String({
   pattern: '^0x[0-9a-fA-F]{40}$',
   description: 'Ethereum address (0x + 40 hex digits)',

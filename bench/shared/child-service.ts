@@ -1,27 +1,14 @@
 /**
- * Helpers for gateway benchmarks: a free loopback port, and the real service started as a child
- * process (`node --import tsx src/main.ts`) on a given DATA_DIR with the test settings (simulated
- * chain with fast blocks, admin token, market maker off) plus the caller's overrides, resolved once
- * /health answers.
+ * The real service as a child process for the benchmarks that run it (gateway, streams):
+ * `node --import tsx src/main.ts` on a given DATA_DIR with the test settings (simulated chain with
+ * fast blocks, admin token, market maker off) plus the caller's overrides, resolved once /health
+ * answers. BENCH_NODE_ARGS adds node flags (e.g. --cpu-prof).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, waitFor } from '../../test/support/harness.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startService(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
