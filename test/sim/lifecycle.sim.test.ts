@@ -260,6 +260,9 @@ class Sim {
       if (net !== 0) assert.fail(`${market.spec.id}: longs − shorts = ${net} ${where()}`);
       if (longs !== market.openInterestLots) assert.fail(`${market.spec.id}: open interest ${where()}`);
     }
+    // The cached margins after every command; the totals recounted from every live order now and then.
+    const margins = this.ex.linear.audit(this.commands % 50 === 0);
+    if (margins.length > 0) assert.fail(`${margins.join('; ')} ${where()}`);
   }
 
   deposit(n: number, amount: string) {

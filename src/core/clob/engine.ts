@@ -41,6 +41,7 @@ import { OptionFeeSchedule } from './option-fees.ts';
 import { ClobOrder } from './order.ts';
 import type { OptionPosition } from './position.ts';
 import { fillRecord, orderRecord, positionRecord, type SideFigures } from './records.ts';
+import { TouchedSet } from '../touched.ts';
 
 export interface OptionGreeks {
   /** Per contract, to the underlying. */
@@ -103,9 +104,12 @@ export class ClobEngine implements MatchSink, ClobEnv {
   private readonly listed = new Map<string, number>();
   private readonly accounts = new Map<number, ClobAccount>();
   private taker: ClobOrder | null = null;
-  private readonly takerFills = new Map<ClobOrder, FillRecord[]>();
-  private readonly touchedOrders = new Set<ClobOrder>();
-  private readonly touchedPositions = new Set<OptionPosition>();
+  /** Orders and positions the current command changed: one snapshot each at `flush`. */
+  private readonly touchedOrders = new TouchedSet<ClobOrder>();
+  private readonly touchedPositions = new TouchedSet<OptionPosition>();
+  /** The snapshots `flush` takes, by position in the touched sets (reused between commands). */
+  private readonly orderSnapshots: (OrderRecord | undefined)[] = [];
+  private readonly positionSnapshots: (PositionRecord | undefined)[] = [];
   private readonly pendingResults: PendingResult[] = [];
   private readonly pendingMmp = new Map<string, { accountId: number; underlying: string }>();
   private lastPrune = 0;
@@ -240,28 +244,38 @@ export class ClobEngine implements MatchSink, ClobEnv {
    * its placements from the same snapshots, and forgets positions that closed.
    */
   flush(): void {
-    if (this.touchedOrders.size + this.touchedPositions.size + this.pendingResults.length === 0) return;
-    const orders = new Map<ClobOrder, OrderRecord>();
-    for (const o of this.touchedOrders) {
-      const record = orderRecord(o);
-      orders.set(o, record);
+    const orders = this.touchedOrders;
+    const positions = this.touchedPositions;
+    if (orders.size + positions.size + this.pendingResults.length === 0) return;
+    const orderSnapshots = this.orderSnapshots;
+    const positionSnapshots = this.positionSnapshots;
+    for (let i = 0; i < orders.size; i++) {
+      const record = orderRecord(orders.at(i));
+      orderSnapshots[i] = record;
       this.deps.emit({ type: 'order', order: record });
     }
-    const positions = new Map<OptionPosition, PositionRecord>();
-    for (const p of this.touchedPositions) positions.set(p, positionRecord(p));
+    for (let i = 0; i < positions.size; i++) positionSnapshots[i] = positionRecord(positions.at(i));
     for (const { result, order } of this.pendingResults) {
-      result.order = orders.get(order) ?? orderRecord(order);
+      const at = orders.indexOf(order);
+      result.order = at >= 0 ? orderSnapshots[at]! : orderRecord(order);
       const p = order.market.isOption ? this.accounts.get(order.owner)?.position(order.market) : undefined;
-      result.position = p === undefined ? null : (positions.get(p) ?? positionRecord(p));
+      const pAt = p === undefined ? -1 : positions.indexOf(p);
+      result.position = p === undefined ? null : pAt >= 0 ? positionSnapshots[pAt]! : positionRecord(p);
+      order.takerFills = null;
     }
-    for (const [p, record] of positions) {
-      this.deps.emit({ type: 'position', position: record });
+    for (let i = 0; i < positions.size; i++) {
+      const p = positions.at(i);
+      this.deps.emit({ type: 'position', position: positionSnapshots[i]! });
+      positionSnapshots[i] = undefined;
       if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
     }
-    this.touchedOrders.clear();
-    this.touchedPositions.clear();
+    for (let i = 0; i < orders.size; i++) {
+      orders.at(i).takerFills = null;
+      orderSnapshots[i] = undefined;
+    }
+    orders.reset();
+    positions.reset();
     this.pendingResults.length = 0;
-    this.takerFills.clear();
   }
 
   // ---- operations used by the engine's modules ----
@@ -312,14 +326,13 @@ export class ClobEngine implements MatchSink, ClobEnv {
 
   /** The order's result, completed by `flush` at the end of the command. */
   resultOf(order: ClobOrder): PlaceResult {
-    const fills = this.takerFills.get(order) ?? [];
-    const result = { order: null as unknown as OrderRecord, fills, position: null };
+    const result = { order: null as unknown as OrderRecord, fills: order.takerFills ?? [], position: null };
     this.pendingResults.push({ result, order });
     return result;
   }
 
   fillsOf(order: ClobOrder): FillRecord[] {
-    return this.takerFills.get(order) ?? [];
+    return order.takerFills ?? [];
   }
 
   /** Ends a live order: out of the book, holds released, client id retained. */
@@ -479,9 +492,7 @@ export class ClobEngine implements MatchSink, ClobEnv {
       ...(o === buyer ? money.buyer : money.seller),
     });
     const fill = fillRecord(tradeId, market, priceTicks, lots, taker, figures(maker), figures(taker), now);
-    let fills = this.takerFills.get(taker);
-    if (fills === undefined) this.takerFills.set(taker, (fills = []));
-    fills.push(fill);
+    (taker.takerFills ??= []).push(fill);
     this.deps.emit({ type: 'fill', fill });
     if (maker.isQuote && market.isOption) this.countMmp(maker, lots, now);
   }

@@ -13,7 +13,7 @@
 import { BookOrder } from '../book/order-book.ts';
 import type { OrderRequest } from '../linear/order.ts';
 import type { Fixed } from '../money.ts';
-import type { OrderStatus } from '../records.ts';
+import type { FillRecord, OrderStatus } from '../records.ts';
 import type { ClobMarket } from './market.ts';
 
 export class ClobOrder extends BookOrder {
@@ -30,6 +30,8 @@ export class ClobOrder extends BookOrder {
   readonly isQuote: boolean;
   reserve: Fixed = 0n;
   reservePerLot: Fixed | null = null;
+  /** Fills this order took as the taker in the current command (its result); null after the command. */
+  takerFills: FillRecord[] | null = null;
   /** Lots counted in the account's resting option sell lots (margin), 0 otherwise. */
   restingSellLots = 0;
   readonly createdAt: number;

@@ -16,6 +16,7 @@
  */
 import { assert } from '../assert.ts';
 import type { Fixed } from '../money.ts';
+import { TouchedSet } from '../touched.ts';
 
 export const BUCKETS = ['wallet', 'perps', 'options', 'spot'] as const;
 export type Bucket = (typeof BUCKETS)[number];
@@ -112,7 +113,7 @@ export class Ledger {
   private nextTxId: number;
   private nextEntryId: number;
   /** User ledger keys changed by the current command; checked non-negative when it completes. */
-  private readonly touchedUserKeys = new Set<string>();
+  private readonly touchedUserKeys = new TouchedSet<string>();
 
   constructor(
     private readonly onEntry: (entry: LedgerEntry) => void,
@@ -169,16 +170,18 @@ export class Ledger {
 
   /** Asserts that no user bucket touched since the last call is negative, then forgets them. */
   assertTouchedNonNegative(): void {
-    for (const key of this.touchedUserKeys) {
+    const touched = this.touchedUserKeys;
+    for (let i = 0; i < touched.size; i++) {
+      const key = touched.at(i);
       const balance = this.balances.get(key) ?? 0n;
       assert(balance >= 0n, `user ledger account ${key} is negative: ${balance}`);
     }
-    this.touchedUserKeys.clear();
+    touched.reset();
   }
 
   /** Discards the touched set without checking (used only when a command is being abandoned). */
   forgetTouched(): void {
-    this.touchedUserKeys.clear();
+    this.touchedUserKeys.reset();
   }
 
   /** Sum of every ledger account per asset; all zero by construction. */

@@ -32,14 +32,54 @@ export class OrderTotals {
   /** The market's mark version the cache was computed at; -1 when the totals changed since. */
   cachedVersion = -1;
 
+  /**
+   * The margin gate's last probe (these totals plus one order, at the risk mark and the current
+   * position): when the order then rests in full, the totals become exactly the probe's and its
+   * margin is already known, so the cache takes it instead of computing it again.
+   */
+  private probeVersion = -1;
+  private probeBuyLots = 0;
+  private probeBuyNotional: Fixed = 0n;
+  private probeSellLots = 0;
+  private probeSellNotional: Fixed = 0n;
+  private probeIM: Fixed = 0n;
+
   isEmpty(): boolean {
     return this.buyLots === 0 && this.sellLots === 0;
   }
 
-  /** The totals changed: the cached margin must be recomputed before it is used again. */
+  /** The totals changed: the cached margin is the probe's if they now equal it, else stale. */
   invalidate(): void {
-    this.cachedVersion = -1;
+    const probed = this.probeVersion >= 0 && this.probeVersion === this.market.markVersion &&
+      this.buyLots === this.probeBuyLots && this.buyNotional === this.probeBuyNotional &&
+      this.sellLots === this.probeSellLots && this.sellNotional === this.probeSellNotional;
+    this.cachedVersion = probed ? this.probeVersion : -1;
+    if (probed) this.cachedIM = this.probeIM;
+    this.probeVersion = -1;
   }
+
+  /** The position changed: the cached margin and the probe (both depend on it) are stale. */
+  positionChanged(): void {
+    this.cachedVersion = -1;
+    this.probeVersion = -1;
+  }
+
+  /** Remembers a probe computed at the market's risk mark for the current position. */
+  rememberProbe(sums: OrderSumsLike, margin: Fixed): void {
+    this.probeVersion = this.market.markVersion;
+    this.probeBuyLots = sums.buyLots;
+    this.probeBuyNotional = sums.buyNotional;
+    this.probeSellLots = sums.sellLots;
+    this.probeSellNotional = sums.sellNotional;
+    this.probeIM = margin;
+  }
+}
+
+interface OrderSumsLike {
+  readonly buyLots: number;
+  readonly buyNotional: Fixed;
+  readonly sellLots: number;
+  readonly sellNotional: Fixed;
 }
 
 const NO_LIVE_ORDERS = Object.freeze({ orders: 0, triggers: 0 });
@@ -84,8 +124,9 @@ export class LinearAccount {
 
   /** Starts tracking a live order (resting or untriggered). */
   track(order: LinearOrder): void {
-    assert(!this.orders.has(order.id), `order ${order.id} tracked twice`);
+    const before = this.orders.size;
     this.orders.set(order.id, order);
+    assert(this.orders.size === before + 1, `order ${order.id} tracked twice`);
     const c = this.countsOf(order.market);
     c.orders++;
     if (order.trigger !== null) c.triggers++;

@@ -12,7 +12,7 @@ import { reject, type Rejection } from '../errors.ts';
 import { formatDecimal, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
-import { accountRisk, cachedOrdersMargin, ordersMargin } from './margin.ts';
+import { accountRisk, cachedOrdersMargin, ordersMargin, riskMark } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder, OrderRequest, Trigger } from './order.ts';
 
@@ -192,7 +192,10 @@ function marginDelta(market: LinearMarket, r: OrderRequest, c: CheckContext, lot
   probe.buyNotional = totals.buyNotional + (buy ? notional : 0n);
   probe.sellLots = totals.sellLots + (buy ? 0 : lots);
   probe.sellNotional = totals.sellNotional + (buy ? 0n : notional);
-  return ordersMargin(market, posLots, probe, mark) - before;
+  const after = ordersMargin(market, posLots, probe, mark);
+  // Only a probe at the mark the cache uses may stand in for it.
+  if (mark === riskMark(market)) totals.rememberProbe(probe, after);
+  return after - before;
 }
 
 /** Reused scratch sums: one order added to a (market, mode)'s resting totals. */

@@ -24,11 +24,12 @@ import type { FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
-import { accountRisk, isolatedInitial, riskMark } from './margin.ts';
+import { accountRisk, isolatedInitial, marginAudit, riskMark } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
 import { directFillRecord, fillRecord, orderRecord, positionRecord } from './records.ts';
+import { PendingSums, TouchedSet } from '../touched.ts';
 
 export interface LinearDeps {
   readonly ledger: Ledger;
@@ -78,15 +79,17 @@ export class LinearEngine implements MatchSink {
   readonly markets = new Map<string, LinearMarket>();
   private readonly accounts = new Map<number, LinearAccount>();
   private taker: LinearOrder | null = null;
-  /** Fills of each taker order in the current command (for its response). */
-  private readonly takerFills = new Map<LinearOrder, FillRecord[]>();
-  private readonly touchedOrders = new Set<LinearOrder>();
-  private readonly touchedPositions = new Set<Position>();
-  /** Realised PnL and fees of the order being executed, posted as one ledger transaction each. */
-  private readonly pendingPnl = new Map<number, Fixed>();
+  /** Orders and positions the current command changed: one snapshot each at `flush`. */
+  private readonly touchedOrders = new TouchedSet<LinearOrder>();
+  private readonly touchedPositions = new TouchedSet<Position>();
+  /** The snapshots `flush` takes, by position in the touched sets (reused between commands). */
+  private readonly orderSnapshots: (OrderRecord | undefined)[] = [];
+  private readonly positionSnapshots: (PositionRecord | undefined)[] = [];
+  /** Realised PnL and fees per account of the order being executed, posted as one ledger transaction each. */
+  private readonly pendingPnl = new PendingSums<number>();
   private pendingPnlMarket: LinearMarket | null = null;
-  private readonly pendingFees = new Map<number, Fixed>();
-  private readonly pendingPositions = new Set<Position>();
+  private readonly pendingFees = new PendingSums<number>();
+  private readonly pendingPositions = new TouchedSet<Position>();
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
 
@@ -197,34 +200,39 @@ export class LinearEngine implements MatchSink {
    * of its placements from the same snapshots, and forgets positions that closed.
    */
   flush(): void {
-    if (this.touchedOrders.size === 0 && this.touchedPositions.size === 0 && this.pendingResults.length === 0) return;
+    const orders = this.touchedOrders;
+    const positions = this.touchedPositions;
+    if (orders.size === 0 && positions.size === 0 && this.pendingResults.length === 0) return;
     const orderSnapshots = this.orderSnapshots;
     const positionSnapshots = this.positionSnapshots;
-    for (const o of this.touchedOrders) {
-      const record = orderRecord(o);
-      orderSnapshots.set(o, record);
+    for (let i = 0; i < orders.size; i++) {
+      const record = orderRecord(orders.at(i));
+      orderSnapshots[i] = record;
       this.deps.emit({ type: 'order', order: record });
     }
-    this.touchedOrders.clear();
-    for (const p of this.touchedPositions) positionSnapshots.set(p, positionRecord(p));
+    for (let i = 0; i < positions.size; i++) positionSnapshots[i] = positionRecord(positions.at(i));
     for (const { result, order } of this.pendingResults) {
-      result.order = orderSnapshots.get(order) ?? orderRecord(order);
+      const at = orders.indexOf(order);
+      result.order = at >= 0 ? orderSnapshots[at]! : orderRecord(order);
       const p = this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
-      result.position = p === undefined ? null : (positionSnapshots.get(p) ?? positionRecord(p));
+      const pAt = p === undefined ? -1 : positions.indexOf(p);
+      result.position = p === undefined ? null : pAt >= 0 ? positionSnapshots[pAt]! : positionRecord(p);
+      order.takerFills = null;
     }
     this.pendingResults.length = 0;
-    for (const [p, record] of positionSnapshots) {
-      this.deps.emit({ type: 'position', position: record });
+    for (let i = 0; i < positions.size; i++) {
+      const p = positions.at(i);
+      this.deps.emit({ type: 'position', position: positionSnapshots[i]! });
+      positionSnapshots[i] = undefined;
       if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
     }
-    this.touchedPositions.clear();
-    this.takerFills.clear();
-    orderSnapshots.clear();
-    positionSnapshots.clear();
+    for (let i = 0; i < orders.size; i++) {
+      orders.at(i).takerFills = null;
+      orderSnapshots[i] = undefined;
+    }
+    orders.reset();
+    positions.reset();
   }
-
-  private readonly orderSnapshots = new Map<LinearOrder, OrderRecord>();
-  private readonly positionSnapshots = new Map<Position, PositionRecord>();
 
   // ---- placement and execution ----
 
@@ -398,9 +406,7 @@ export class LinearEngine implements MatchSink {
     if (maker.remainingLots === 0) this.end(maker, 'filled');
     market.lastTrade = { price: market.units.price(priceTicks), at: now };
     const fill = fillRecord(this.deps.nextTradeId(), market, priceTicks, lots, taker, makerSide, takerSide, now);
-    let fills = this.takerFills.get(taker);
-    if (fills === undefined) this.takerFills.set(taker, (fills = []));
-    fills.push(fill);
+    (taker.takerFills ??= []).push(fill);
     this.deps.emit({ type: 'fill', fill });
     this.attachExits(maker, lots);
     this.attachExits(taker, lots);
@@ -414,7 +420,7 @@ export class LinearEngine implements MatchSink {
     const realized = this.movePosition(order.owner, order.market, mode, signed, priceTicks);
     const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
     const fee = this.deps.fees.fee(notional, bps);
-    if (fee !== 0n) this.pendingFees.set(order.owner, (this.pendingFees.get(order.owner) ?? 0n) + fee);
+    if (fee !== 0n) this.pendingFees.add(order.owner, fee);
     // An isolated position pays its fees out of its own margin, never out of the cross pool (which
     // has no position to liquidate if it went negative); a margin the fee exhausts is the fund's.
     if (mode === 'isolated' && fee !== 0n) this.chargeIsolated(order.owner, order.market, fee);
@@ -442,13 +448,13 @@ export class LinearEngine implements MatchSink {
     const before = position.size;
     if (before === 0) position.fundingIndex = market.fundingIndex; // funding accrues from now on
     const effect = position.applyFill(signedLots, priceTicks, now);
-    account.totals.get(market.modeKeys[mode])?.invalidate(); // order margin depends on the position
+    account.totals.get(market.modeKeys[mode])?.positionChanged(); // order margin depends on the position
     market.openInterestLots += Math.max(0, position.size) - Math.max(0, before);
     const realized = effect.realized === 0n ? 0n : roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
     position.realizedPnl += realized;
     if (realized !== 0n) {
       this.pendingPnlMarket = market;
-      this.pendingPnl.set(accountId, (this.pendingPnl.get(accountId) ?? 0n) + realized);
+      this.pendingPnl.add(accountId, realized);
     }
     if (mode === 'isolated') {
       this.adjustIsolated(position, before, effect.closedLots, realized, Math.abs(signedLots) - effect.closedLots, priceTicks);
@@ -472,25 +478,28 @@ export class LinearEngine implements MatchSink {
     const asset = this.deps.settlementAsset;
     const at = this.deps.now();
     const ledger = this.deps.ledger;
-    if (this.pendingPnl.size > 0) {
+    const pnl = this.pendingPnl;
+    if (pnl.size > 0) {
       const market = this.pendingPnlMarket!;
       const lines = [];
       let clearing = 0n;
-      for (const [accountId, pnl] of this.pendingPnl) {
-        lines.push({ account: this.account(accountId).perpsLedger, delta: pnl });
-        clearing -= pnl;
+      for (let i = 0; i < pnl.size; i++) {
+        lines.push({ account: this.account(pnl.keyAt(i)).perpsLedger, delta: pnl.sumAt(i) });
+        clearing -= pnl.sumAt(i);
       }
       lines.push({ account: systemAccount(`clearing:${market.spec.id}`, asset), delta: clearing });
       ledger.post(type, lines, at, { ref: market.spec.id });
-      this.pendingPnl.clear();
+      pnl.reset();
     }
-    if (this.pendingFees.size > 0) {
+    const fees = this.pendingFees;
+    if (fees.size > 0) {
       const charged = [];
       const rebated = [];
       let charges = 0n;
       let rebates = 0n;
-      for (const [accountId, fee] of this.pendingFees) {
-        const line = { account: this.account(accountId).perpsLedger, delta: -fee };
+      for (let i = 0; i < fees.size; i++) {
+        const fee = fees.sumAt(i);
+        const line = { account: this.account(fees.keyAt(i)).perpsLedger, delta: -fee };
         if (fee > 0n) {
           charged.push(line);
           charges += fee;
@@ -499,13 +508,21 @@ export class LinearEngine implements MatchSink {
           rebates -= fee;
         }
       }
-      const fees = systemAccount('fees', asset);
-      if (charged.length > 0) ledger.post('trade_fee', [...charged, { account: fees, delta: charges }], at);
-      if (rebated.length > 0) ledger.post('fee_rebate', [...rebated, { account: fees, delta: -rebates }], at);
-      this.pendingFees.clear();
+      const feeAccount = systemAccount('fees', asset);
+      if (charged.length > 0) {
+        charged.push({ account: feeAccount, delta: charges });
+        ledger.post('trade_fee', charged, at);
+      }
+      if (rebated.length > 0) {
+        rebated.push({ account: feeAccount, delta: -rebates });
+        ledger.post('fee_rebate', rebated, at);
+      }
+      fees.reset();
     }
-    for (const p of this.pendingPositions) this.coverShortfall(p.accountId, p);
-    this.pendingPositions.clear();
+    // coverShortfall may touch further positions: the loop reads the size afresh each time.
+    const shortfalls = this.pendingPositions;
+    for (let i = 0; i < shortfalls.size; i++) this.coverShortfall(shortfalls.at(i).accountId, shortfalls.at(i));
+    shortfalls.reset();
   }
 
   /**
@@ -828,7 +845,7 @@ export class LinearEngine implements MatchSink {
 
   /** The order's result, completed by `flush` at the end of the command. */
   private resultOf(order: LinearOrder): PlaceResult {
-    const result = { order: null as unknown as OrderRecord, fills: this.takerFills.get(order) ?? [], position: null };
+    const result = { order: null as unknown as OrderRecord, fills: order.takerFills ?? [], position: null };
     this.pendingResults.push({ result, order });
     return result;
   }
@@ -850,6 +867,13 @@ export class LinearEngine implements MatchSink {
         return free > 0n ? free : 0n;
       },
     };
+  }
+
+  /** Every account's margin caches checked against a fresh computation (margin.ts marginAudit). */
+  audit(recount: boolean): string[] {
+    const errors: string[] = [];
+    for (const account of this.accounts.values()) errors.push(...marginAudit(account, recount));
+    return errors;
   }
 
   riskMarkOf(market: LinearMarket): Fixed | null {

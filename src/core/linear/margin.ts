@@ -15,6 +15,7 @@
  * The gate: an order that does not add margin (its orderIM delta ≤ 0, e.g. a pure reduction) is
  * always allowed; otherwise free after the order, minus its worst-case taker fee, must stay ≥ 0.
  */
+import { BUY } from '../book/order-book.ts';
 import type { Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
 import type { LinearAccount, OrderTotals } from './account.ts';
@@ -86,9 +87,10 @@ function valuation(p: Position): boolean {
   if (p.cachedVersion === market.markVersion) return true;
   const mark = riskMark(market);
   if (mark === null) return false;
-  const notional = abs(notionalAt(p.size, market, mark));
+  const signed = notionalAt(p.size, market, mark);
+  const notional = abs(signed);
   p.cachedNotional = notional;
-  p.cachedUnrealized = notionalAt(p.size, market, mark) - p.cost;
+  p.cachedUnrealized = signed - p.cost;
   p.cachedIM = market.margin.initial(notional);
   p.cachedMM = market.margin.maintenance(notional);
   p.cachedVersion = market.markVersion;
@@ -111,9 +113,9 @@ export function accountRisk(account: LinearAccount, balance: Fixed): AccountRisk
     positionMM += p.cachedMM;
   }
   let orderIM = 0n;
-  for (const [key, totals] of account.totals) {
+  for (const totals of account.totals.values()) {
     if (totals.isEmpty()) continue;
-    orderIM += cachedOrdersMargin(totals, account.positions.get(key)?.size ?? 0);
+    orderIM += cachedOrdersMargin(totals, account.position(totals.market, totals.mode)?.size ?? 0);
   }
   const crossEquity = balance - isolatedAllocated + crossUnrealized;
   return {
@@ -146,4 +148,40 @@ export function modeKey(marketId: string, mode: MarginMode): string {
 
 function abs(a: Fixed): Fixed {
   return a < 0n ? -a : a;
+}
+
+/**
+ * Discrepancies between an account's cached order margin and a fresh computation, and (with
+ * `recount`, a walk of every live order) between its resting-order totals and its resting orders.
+ * The margin gate trusts both caches; the simulation calls this after every command. Empty when
+ * all agree.
+ */
+export function marginAudit(account: LinearAccount, recount: boolean): string[] {
+  const errors: string[] = [];
+  for (const totals of account.totals.values()) {
+    const { market, mode } = totals;
+    const where = `account ${account.id} ${market.spec.id} ${mode}`;
+    const mark = riskMark(market);
+    if (totals.cachedVersion === market.markVersion && mark !== null) {
+      const fresh = ordersMargin(market, account.position(market, mode)?.size ?? 0, totals, mark);
+      if (fresh !== totals.cachedIM) errors.push(`${where}: cached order margin ${totals.cachedIM} ≠ ${fresh}`);
+    }
+    if (!recount) continue;
+    const sums = { buyLots: 0, buyNotional: 0n, sellLots: 0, sellNotional: 0n };
+    for (const o of account.orders.values()) {
+      if (o.market !== market || o.request.marginMode !== mode || o.reservedLots === 0) continue;
+      const notional = market.units.notional(o.priceTicks, o.reservedLots);
+      if (o.side === BUY) {
+        sums.buyLots += o.reservedLots;
+        sums.buyNotional += notional;
+      } else {
+        sums.sellLots += o.reservedLots;
+        sums.sellNotional += notional;
+      }
+    }
+    if (sums.buyLots !== totals.buyLots || sums.buyNotional !== totals.buyNotional || sums.sellLots !== totals.sellLots || sums.sellNotional !== totals.sellNotional) {
+      errors.push(`${where}: resting totals differ from the resting orders`);
+    }
+  }
+  return errors;
 }

@@ -6,7 +6,7 @@
 import { BookOrder } from '../book/order-book.ts';
 import type { SelfTradePrevention, Side } from '../book/order-book.ts';
 import type { Fixed } from '../money.ts';
-import type { MarginMode, OrderStatus, OrderType, TimeInForce } from '../records.ts';
+import type { FillRecord, MarginMode, OrderStatus, OrderType, TimeInForce } from '../records.ts';
 import type { LinearMarket } from './market.ts';
 
 /** An order request with every field parsed and defaulted (the gateway validated the wire form). */
@@ -53,6 +53,8 @@ export class LinearOrder extends BookOrder {
   exits: LinearOrder[] | null = null;
   /** Lots counted in the account's resting-order totals (0 when not resting or reduce-only). */
   reservedLots = 0;
+  /** Fills this order took as the taker in the current command (its result); null after the command. */
+  takerFills: FillRecord[] | null = null;
   readonly createdAt: number;
   updatedAt: number;
 
