@@ -55,9 +55,20 @@ export interface CheckContext {
 }
 
 
+/** Where the checks leave the order's figures once they are known (before the margin gate). */
+interface PlanSlot {
+  plan: OrderPlan | null;
+}
+
+/** The live path's slot, reused: the core runs one order at a time and reads the plan at once. */
+const liveSlot: PlanSlot = { plan: null };
+
 export function checkOrder(market: LinearMarket, r: OrderRequest, c: CheckContext): OrderPlan | Rejection {
-  const e = evaluateOrder(market, r, c);
-  return e.rejection ?? e.plan!;
+  liveSlot.plan = null;
+  const rejection = runChecks(market, r, c, liveSlot);
+  const plan = liveSlot.plan;
+  liveSlot.plan = null;
+  return rejection ?? plan!;
 }
 
 /**
@@ -65,12 +76,12 @@ export function checkOrder(market: LinearMarket, r: OrderRequest, c: CheckContex
  * (before the margin gate), so a rejected preview can still show notional, margin and fee.
  */
 export function evaluateOrder(market: LinearMarket, r: OrderRequest, c: CheckContext): { plan: OrderPlan | null; rejection: Rejection | null } {
-  let plan: OrderPlan | null = null;
-  const rejection = runChecks(market, r, c, (p) => (plan = p));
-  return { plan, rejection };
+  const slot: PlanSlot = { plan: null };
+  const rejection = runChecks(market, r, c, slot);
+  return { plan: slot.plan, rejection };
 }
 
-function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, planned: (p: OrderPlan) => void): Rejection | null {
+function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot: PlanSlot): Rejection | null {
   const shape = checkShape(r);
   if (shape !== null) return shape;
   if (market.status !== 'open') return reject('MARKET_CLOSED', `market ${market.spec.id} is ${market.status}`);
@@ -116,7 +127,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, plann
   const feeBps = c.feeRate(feeRole);
   const estFee = c.fee(notional, feeBps);
   const marginRequired = r.reduceOnly ? 0n : marginDelta(market, r, c, lots, notional, mark ?? 0n);
-  planned({ lots, limitTicks, priceTicks, trigger, notional, marginRequired, feeRole, feeBps, estFee, volume30d: c.volume30d });
+  slot.plan = { lots, limitTicks, priceTicks, trigger, notional, marginRequired, feeRole, feeBps, estFee, volume30d: c.volume30d };
   if (marginRequired > 0n) {
     const risk = accountRisk(c.account, c.balance);
     const feeReserve = r.postOnly ? 0n : c.fee(notional, c.feeRate('taker'));

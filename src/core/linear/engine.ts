@@ -19,7 +19,7 @@ import { systemAccount, userAccount, type Ledger } from '../ledger/ledger.ts';
 import type { MarketSpec } from '../markets.ts';
 import { roundTo, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
-import type { FillRecord, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
+import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import type { FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
@@ -404,7 +404,7 @@ export class LinearEngine implements MatchSink {
     const makerSide = this.settleSide(maker, 'maker', lots, priceTicks, notional);
     const takerSide = this.settleSide(taker, 'taker', lots, priceTicks, notional);
     if (maker.remainingLots === 0) this.end(maker, 'filled');
-    market.lastTrade = { price: market.units.price(priceTicks), at: now };
+    market.tradedAt(priceTicks, now);
     const fill = fillRecord(this.deps.nextTradeId(), market, priceTicks, lots, taker, makerSide, takerSide, now);
     (taker.takerFills ??= []).push(fill);
     this.deps.emit({ type: 'fill', fill });
@@ -412,8 +412,8 @@ export class LinearEngine implements MatchSink {
     this.attachExits(taker, lots);
   }
 
-  /** Position, realised PnL, fee and volume of one side of a fill. */
-  private settleSide(order: LinearOrder, role: 'maker' | 'taker', lots: number, priceTicks: number, notional: Fixed) {
+  /** Position, realised PnL, fee and volume of one side of a fill: that side of the fill record. */
+  private settleSide(order: LinearOrder, role: 'maker' | 'taker', lots: number, priceTicks: number, notional: Fixed): FillSide {
     const now = this.deps.now();
     const mode = order.request.marginMode;
     const signed = order.side === BUY ? lots : -lots;
@@ -425,7 +425,16 @@ export class LinearEngine implements MatchSink {
     // has no position to liquidate if it went negative); a margin the fee exhausts is the fund's.
     if (mode === 'isolated' && fee !== 0n) this.chargeIsolated(order.owner, order.market, fee);
     this.deps.volumes.record(order.owner, notional, now);
-    return { accountId: order.owner, orderId: String(order.id), fee, feeBps: bps, realizedPnl: realized, marginMode: mode };
+    return {
+      accountId: order.owner,
+      orderId: String(order.id),
+      side: order.side === BUY ? 'buy' : 'sell',
+      liquidity: role,
+      fee,
+      feeBps: bps,
+      realizedPnl: realized,
+      marginMode: mode,
+    };
   }
 
   private chargeIsolated(accountId: number, market: LinearMarket, amount: Fixed): void {

@@ -31,7 +31,18 @@ export class LinearMarket {
   readonly margin: MarginSchedule;
   readonly book = new OrderBook();
   status: MarketStatus = 'open';
-  lastTrade: { price: Fixed; at: number } | null = null;
+  /** The last trade, kept in ticks (a fill writes two numbers; readers build the price). */
+  private lastTradeTicks = -1;
+  private lastTradeAt = 0;
+
+  get lastTrade(): { price: Fixed; at: number } | null {
+    return this.lastTradeTicks < 0 ? null : { price: this.units.price(this.lastTradeTicks), at: this.lastTradeAt };
+  }
+
+  tradedAt(priceTicks: number, at: number): void {
+    this.lastTradeTicks = priceTicks;
+    this.lastTradeAt = at;
+  }
   /** Mark computed at the last price update; valid only while the index is fresh. */
   mark: Fixed | null = null;
   /** Last mark ever computed (risk valuation when the index goes stale; never displayed). */

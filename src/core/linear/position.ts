@@ -10,7 +10,7 @@
  * collateral when the position closes.
  */
 import { divRound, type Fixed } from '../money.ts';
-import type { MarginMode, PositionStatus } from '../records.ts';
+import type { MarginMode, PositionRecord, PositionStatus } from '../records.ts';
 import type { LinearMarket } from './market.ts';
 
 export interface FillEffect {
@@ -36,6 +36,10 @@ export class Position {
   /** When the last liquidation chunk was sent (the partial-liquidation cooldown). */
   lastLiquidationAt = 0;
   updatedAt: number;
+  /** The last snapshot taken (records.ts positionRecord) and the size and cost it was taken at. */
+  lastRecord: PositionRecord | null = null;
+  lastRecordSize = 0;
+  lastRecordCost: Fixed = 0n;
   /** Valuation at the market's risk mark, cached for mark version `cachedVersion` (-1: stale). */
   cachedVersion = -1;
   cachedNotional: Fixed = 0n;

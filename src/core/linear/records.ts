@@ -42,43 +42,27 @@ export function orderRecord(o: LinearOrder): OrderRecord {
   };
 }
 
-type SideFigures = Omit<FillSide, 'side' | 'liquidity'>;
-
+/** A fill of a book order: the two sides come from the engine complete (side, role, fee, PnL). */
 export function fillRecord(
   tradeId: number,
   market: LinearMarket,
   priceTicks: number,
   lots: number,
   taker: LinearOrder,
-  maker: SideFigures,
-  takerFigures: SideFigures,
+  maker: FillSide,
+  takerSide: FillSide,
   at: number,
 ): FillRecord {
-  const takerSide = taker.side === BUY ? 'buy' : 'sell';
-  const makerSide = taker.side === BUY ? 'sell' : 'buy';
   return {
     tradeId: String(tradeId),
     engine: 'linear',
     marketId: market.spec.id,
     price: market.units.price(priceTicks),
     quantity: market.units.size(lots),
-    takerSide,
-    maker: side(maker, makerSide, 'maker'),
-    taker: side(takerFigures, takerSide, 'taker'),
+    takerSide: taker.side === BUY ? 'buy' : 'sell',
+    maker,
+    taker: takerSide,
     at,
-  };
-}
-
-function side(f: SideFigures, sideName: 'buy' | 'sell', liquidity: 'maker' | 'taker'): FillSide {
-  return {
-    accountId: f.accountId,
-    orderId: f.orderId,
-    side: sideName,
-    liquidity,
-    fee: f.fee,
-    feeBps: f.feeBps,
-    realizedPnl: f.realizedPnl,
-    marginMode: f.marginMode,
   };
 }
 
@@ -88,14 +72,13 @@ function side(f: SideFigures, sideName: 'buy' | 'sell', liquidity: 'maker' | 'ta
  * price from the cost basis on every order).
  */
 export function positionRecord(p: Position): PositionRecord {
-  const last = cache.get(p);
+  const last = p.lastRecord;
   const status = p.size === 0 ? (p.status === 'liquidated' ? 'liquidated' : 'closed') : p.status;
   if (
-    last !== undefined && last.size === p.size && last.cost === p.cost && last.record.realizedPnl === p.realizedPnl &&
-    last.record.isolatedMargin === p.isolatedMargin && last.record.funding === p.funding &&
-    last.record.status === status && last.record.updatedAt === p.updatedAt
+    last !== null && p.lastRecordSize === p.size && p.lastRecordCost === p.cost && last.realizedPnl === p.realizedPnl &&
+    last.isolatedMargin === p.isolatedMargin && last.funding === p.funding && last.status === status && last.updatedAt === p.updatedAt
   ) {
-    return last.record;
+    return last;
   }
   const record: PositionRecord = {
     id: p.id,
@@ -112,11 +95,11 @@ export function positionRecord(p: Position): PositionRecord {
     openedAt: p.openedAt,
     updatedAt: p.updatedAt,
   };
-  cache.set(p, { size: p.size, cost: p.cost, record });
+  p.lastRecord = record;
+  p.lastRecordSize = p.size;
+  p.lastRecordCost = p.cost;
   return record;
 }
-
-const cache = new WeakMap<Position, { size: number; cost: Fixed; record: PositionRecord }>();
 
 /** A trade the venue made outside the book (backstop takeover, deleveraging): no order, no fee. */
 export function directFillRecord(
