@@ -80,7 +80,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     setImmediate(() => process.exit(1));
   });
   const clock = options.clock ?? { now: Date.now };
-  const writer = new WorkerJournalWriter(dbPath);
+  const writer = new WorkerJournalWriter(dbPath, journal.projectedTypes());
   const sequencer = new Sequencer(exchange, journal, writer, clock, { maxBatch: 4096, maxInFlight: 2, onFatal });
   const replayed = sequencer.recover();
 

@@ -53,7 +53,9 @@ export class SimulatedChain implements ChainPort {
     this.chainId = options.chainId;
     this.asset = options.asset;
     this.now = options.now ?? Date.now;
-    this.db = openDatabase(options.path);
+    // A block commit survives kill -9 without an fsync of its own (WAL, synchronous=NORMAL): the
+    // simulator runs on the event loop and must not stall order entry once per block.
+    this.db = openDatabase(options.path, 'NORMAL');
     migrate(this.db, MIGRATIONS);
     this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('salt', ?)").run(randomBytes(16).toString('hex'));
     this.salt = (this.db.prepare("SELECT value FROM meta WHERE key = 'salt'").get() as { value: string }).value;

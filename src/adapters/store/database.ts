@@ -15,11 +15,19 @@ export interface Migration {
   readonly sql: string;
 }
 
-export function openDatabase(path: string): Db {
+/**
+ * `FULL` (the default) fsyncs every commit: the exchange's own data, which must survive a power
+ * loss. `NORMAL` (WAL) still survives a process kill, since a committed transaction is in the WAL
+ * file before the call returns, and fsyncs only at checkpoints: for stores that stand in for
+ * systems outside the exchange (the simulated chain), so they never stall the event loop.
+ */
+export type Synchronous = 'FULL' | 'NORMAL';
+
+export function openDatabase(path: string, synchronous: Synchronous = 'FULL'): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');

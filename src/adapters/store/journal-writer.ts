@@ -7,9 +7,11 @@
  *   WorkerJournalWriter   in a worker thread with its own connection, so the event loop keeps
  *                         serving requests while a batch is being committed and fsynced. Batches
  *                         are committed strictly in the order they were sent; the commands and
- *                         events cross to the worker by structured clone (bigints included).
+ *                         the events the projections consume cross to the worker by structured
+ *                         clone (bigints included).
  */
 import { Worker } from 'node:worker_threads';
+import type { ExchangeEvent } from '../../core/events.ts';
 import type { CommittedCommand, Journal } from './journal.ts';
 
 export interface JournalWriter {
@@ -47,7 +49,11 @@ export class WorkerJournalWriter implements JournalWriter {
   private nextId = 1;
   private failure: Error | null = null;
 
-  constructor(dbPath: string) {
+  /**
+   * `projected`: the event types the projections consume. Only those cross to the worker: the
+   * structured clone of a batch is paid on the event loop, per event.
+   */
+  constructor(dbPath: string, private readonly projected: ReadonlySet<ExchangeEvent['type']>) {
     this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), {
       workerData: { entry: new URL('./journal-worker.ts', import.meta.url).href, dbPath },
     });
@@ -63,12 +69,17 @@ export class WorkerJournalWriter implements JournalWriter {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      this.worker.postMessage({ type: 'append', id, batch });
+      this.worker.postMessage({ type: 'append', id, batch: batch.map((c) => this.projectedOnly(c)) });
     });
   }
 
   async close(): Promise<void> {
     await this.worker.terminate();
+  }
+
+  private projectedOnly(c: CommittedCommand): CommittedCommand {
+    const projected = this.projected;
+    return { ts: c.ts, command: c.command, events: c.events.filter((e) => projected.has(e.type)) };
   }
 
   private settle(ack: Ack): void {

@@ -12,6 +12,8 @@ import { migrate, type Db } from './database.ts';
 /** Writes the history tables that reads serve from (ledger history, settlements, orders...). */
 export interface Projector {
   readonly migrations: readonly { id: string; sql: string }[];
+  /** The event types it projects; others never reach it (and need not cross to the worker). */
+  readonly consumes: readonly ExchangeEvent['type'][];
   /** Called inside the batch transaction for every event, in order. */
   project(event: ExchangeEvent, seq: number): void;
   /** Called inside the transaction after the batch's last event (projectors that aggregate). */
@@ -69,6 +71,11 @@ export class Journal {
       this.lastSeq = before;
       throw err;
     }
+  }
+
+  /** Every event type some projector consumes. */
+  projectedTypes(): ReadonlySet<ExchangeEvent['type']> {
+    return new Set(this.projectors.flatMap((p) => p.consumes));
   }
 
   head(): number {

@@ -189,6 +189,7 @@ class BarBuilder {
 
 export class MarketHistory implements Projector {
   readonly migrations = MIGRATIONS;
+  readonly consumes = ['fill'] as const;
   private stmts: ReturnType<MarketHistory['prepare']> | null = null;
 
   constructor(private readonly db: Db) {}

@@ -91,6 +91,7 @@ const optFx = (v: string | null): Fixed | null => (v === null ? null : fx(v));
 
 export class TradingHistory implements Projector {
   readonly migrations = MIGRATIONS;
+  readonly consumes = ['order', 'fill'] as const;
   private stmts: ReturnType<TradingHistory['prepare']> | null = null;
 
   constructor(private readonly db: Db) {}

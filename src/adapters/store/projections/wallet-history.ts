@@ -68,6 +68,7 @@ interface SettlementRow {
 
 export class WalletHistory implements Projector {
   readonly migrations = MIGRATIONS;
+  readonly consumes = ['ledger', 'settlement'] as const;
   private stmts: ReturnType<WalletHistory['prepare']> | null = null;
 
   constructor(private readonly db: Db) {}
