@@ -49,9 +49,10 @@ function notionalAt(lots: number, market: LinearMarket, mark: Fixed): Fixed {
 /** Extra initial margin the resting orders of one (market, mode) need beyond the position's own. */
 export function ordersMargin(market: LinearMarket, positionLots: number, totals: OrderSums, mark: Fixed): Fixed {
   if (totals.buyLots === 0 && totals.sellLots === 0) return 0n;
-  const posNotional = notionalAt(positionLots, market, mark); // signed
-  const buyAtMark = notionalAt(totals.buyLots, market, mark);
-  const sellAtMark = notionalAt(totals.sellLots, market, mark);
+  // Every order pays this on every check: zero legs cost no bigint arithmetic.
+  const posNotional = positionLots === 0 ? 0n : notionalAt(positionLots, market, mark); // signed
+  const buyAtMark = totals.buyLots === 0 ? 0n : notionalAt(totals.buyLots, market, mark);
+  const sellAtMark = totals.sellLots === 0 ? 0n : notionalAt(totals.sellLots, market, mark);
   const buyValue = totals.buyNotional > buyAtMark ? totals.buyNotional : buyAtMark;
   const sellValue = totals.sellNotional > sellAtMark ? totals.sellNotional : sellAtMark;
   const schedule = market.margin;
@@ -60,7 +61,10 @@ export function ordersMargin(market: LinearMarket, positionLots: number, totals:
   const extra = (worstLong > worstShort ? worstLong : worstShort) - schedule.initial(abs(posNotional));
   const openLossBuys = totals.buyNotional - buyAtMark;
   const openLossSells = sellAtMark - totals.sellNotional;
-  return (extra > 0n ? extra : 0n) + (openLossBuys > 0n ? openLossBuys : 0n) + (openLossSells > 0n ? openLossSells : 0n);
+  let margin = extra > 0n ? extra : 0n;
+  if (openLossBuys > 0n) margin += openLossBuys;
+  if (openLossSells > 0n) margin += openLossSells;
+  return margin;
 }
 
 /** The lots and notional sums ordersMargin reads (OrderTotals, or a probe with one order added). */

@@ -52,13 +52,15 @@ export class MarginSchedule {
   initial(notional: Fixed): Fixed {
     if (notional <= 0n) return 0n;
     const t = this.tierFor(notional);
-    return ceilDiv(notional * t.imRate) - t.imDeduction;
+    const margin = ceilDiv(notional * t.imRate);
+    return t.imDeduction === 0n ? margin : margin - t.imDeduction;
   }
 
   maintenance(notional: Fixed): Fixed {
     if (notional <= 0n) return 0n;
     const t = this.tierFor(notional);
-    return ceilDiv(notional * t.mmRate) - t.mmDeduction;
+    const margin = ceilDiv(notional * t.mmRate);
+    return t.mmDeduction === 0n ? margin : margin - t.mmDeduction;
   }
 
   /** Maintenance rate of the tier for this notional (used in liquidation price estimates). */
@@ -72,9 +74,11 @@ export class MarginSchedule {
   }
 }
 
+const ONE_MINUS_ONE = ONE - 1n;
+
 /** Ceiling of a non-negative product scaled back by ONE (the hot path of every margin check). */
 function ceilDiv(product: bigint): Fixed {
-  return (product + ONE - 1n) / ONE;
+  return (product + ONE_MINUS_ONE) / ONE;
 }
 
 function mulFloor(a: Fixed, b: Fixed): Fixed {
