@@ -21,7 +21,7 @@ import { BUCKETS, Ledger, type Bucket } from './ledger/ledger.ts';
 import type { LinearLimits, OrderPlan } from './linear/checks.ts';
 import { LinearEngine, type PlaceResult, type QuoteResult } from './linear/engine.ts';
 import { LinearLifecycle, type LifecycleSettings } from './linear/lifecycle.ts';
-import type { OrderRequest } from './linear/order.ts';
+import { PLAIN_ORDER, type OrderRequest } from './linear/order.ts';
 import { listedExpiries } from './listings.ts';
 import type { MarketSpec } from './markets.ts';
 import { fromFloat, type Fixed } from './money.ts';
@@ -339,12 +339,7 @@ export class Exchange {
       postOnly: false,
       reduceOnly: true,
       marginMode: c.close.marginMode,
-      clientOrderId: null,
-      stopPrice: null,
-      takeProfitPrice: null,
-      stopLossPrice: null,
-      selfTradePrevention: 'cancel_maker',
-      quoteId: null,
+      ...PLAIN_ORDER,
     };
     return this.linear.place(accountId, request);
   }

@@ -16,7 +16,7 @@ import { coreConfig } from '../../../src/config/core.ts';
 import { BUY, SELL } from '../../../src/core/book/order-book.ts';
 import type { Command } from '../../../src/core/commands.ts';
 import { Exchange } from '../../../src/core/exchange.ts';
-import type { OrderRequest } from '../../../src/core/linear/order.ts';
+import { PLAIN_ORDER, type OrderRequest } from '../../../src/core/linear/order.ts';
 import { fx } from '../../../src/core/money.ts';
 import type { Adapter, EndState, WorkloadOp } from './adapter.ts';
 import { bookEndState } from './book-state.ts';
@@ -59,12 +59,7 @@ function request(op: WorkloadOp): OrderRequest {
     postOnly: false,
     reduceOnly: false,
     marginMode: 'cross',
-    clientOrderId: null,
-    stopPrice: null,
-    takeProfitPrice: null,
-    stopLossPrice: null,
-    selfTradePrevention: 'cancel_maker',
-    quoteId: null,
+    ...PLAIN_ORDER,
   };
 }
 

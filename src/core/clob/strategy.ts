@@ -22,7 +22,7 @@
 import { assert } from '../assert.ts';
 import { BUY, type Side } from '../book/order-book.ts';
 import { reject, type Rejection } from '../errors.ts';
-import type { OrderRequest } from '../linear/order.ts';
+import { PLAIN_ORDER, type OrderRequest } from '../linear/order.ts';
 import type { Fixed } from '../money.ts';
 import type { FillRecord } from '../records.ts';
 import { ClobAccount } from './account.ts';
@@ -158,12 +158,7 @@ function legRequest(l: StrategyLeg): OrderRequest {
     postOnly: false,
     reduceOnly: false,
     marginMode: 'cross',
-    clientOrderId: null,
-    stopPrice: null,
-    takeProfitPrice: null,
-    stopLossPrice: null,
-    selfTradePrevention: 'cancel_maker',
-    quoteId: null,
+    ...PLAIN_ORDER,
   };
 }
 

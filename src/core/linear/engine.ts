@@ -26,7 +26,7 @@ import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type O
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import { accountRisk, isolatedInitial, marginAudit, riskMark } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
-import { LinearOrder, type OrderRequest } from './order.ts';
+import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
 import { directFillRecord, fillRecord, orderRecord, positionRecord } from './records.ts';
 import { PendingSums, TouchedSet } from '../touched.ts';
@@ -769,12 +769,7 @@ export class LinearEngine implements MatchSink {
       postOnly: false,
       reduceOnly: true,
       marginMode: mode,
-      clientOrderId: null,
-      stopPrice: null,
-      takeProfitPrice: null,
-      stopLossPrice: null,
-      selfTradePrevention: 'cancel_maker',
-      quoteId: null,
+      ...PLAIN_ORDER,
     };
     const order = new LinearOrder({
       id: this.deps.nextOrderId(), accountId, market, request, priceTicks: limitTicks, lots, trigger: null, isQuote: false,

@@ -13,7 +13,7 @@ import { coreConfig } from '../../config/core.ts';
 import { Exchange } from '../exchange.ts';
 import { fx } from '../money.ts';
 import type { MarginMode, TimeInForce } from '../records.ts';
-import type { OrderRequest } from './order.ts';
+import { PLAIN_ORDER, type OrderRequest } from './order.ts';
 
 const T0 = Date.UTC(2026, 0, 6, 12);
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
@@ -56,12 +56,7 @@ function request(s: Extract<Step, { kind: 'place' | 'preview' }>, index: number)
     postOnly: false,
     reduceOnly: s.reduceOnly,
     marginMode: mode,
-    clientOrderId: null,
-    stopPrice: null,
-    takeProfitPrice: null,
-    stopLossPrice: null,
-    selfTradePrevention: 'cancel_maker',
-    quoteId: null,
+    ...PLAIN_ORDER,
   };
 }
 

@@ -28,6 +28,16 @@ export interface OrderRequest {
   readonly quoteId: string | null;
 }
 
+/** The optional parts of a request, left out: no client id, trigger, exits or quote; default self-trade prevention. */
+export const PLAIN_ORDER = {
+  clientOrderId: null,
+  stopPrice: null,
+  takeProfitPrice: null,
+  stopLossPrice: null,
+  selfTradePrevention: 'cancel_maker',
+  quoteId: null,
+} as const satisfies Partial<OrderRequest>;
+
 /** What makes a conditional order fire: the mark reaching `price` from below (+1) or above (-1). */
 export interface Trigger {
   readonly price: Fixed;
