@@ -97,13 +97,14 @@ export function fractionDigits(value: Fixed): number {
 /** Plain decimal notation, trailing zeros trimmed, no exponent, never `-0`. */
 export function formatDecimal(value: Fixed): string {
   const negative = value < 0n;
-  const magnitude = negative ? -value : value;
-  const intPart = (magnitude / SCALE).toString();
-  let frac = (magnitude % SCALE).toString().padStart(SCALE_DIGITS, '0');
-  let end = frac.length;
-  while (end > 0 && frac.charCodeAt(end - 1) === 48) end--;
-  frac = frac.slice(0, end);
-  const body = frac.length > 0 ? `${intPart}.${frac}` : intPart;
+  // One bigint-to-string conversion, then string slicing: every response and history row formats
+  // several amounts, and a bigint division per part would cost more than the digits themselves.
+  let digits = (negative ? -value : value).toString();
+  if (digits.length <= SCALE_DIGITS) digits = digits.padStart(SCALE_DIGITS + 1, '0');
+  const point = digits.length - SCALE_DIGITS;
+  let end = digits.length;
+  while (end > point && digits.charCodeAt(end - 1) === 48) end--;
+  const body = end === point ? digits.slice(0, point) : `${digits.slice(0, point)}.${digits.slice(point, end)}`;
   return negative ? `-${body}` : body;
 }
 
