@@ -88,11 +88,34 @@ function intern(key: string, make: () => LedgerAccount): LedgerAccount {
   return account;
 }
 
-export const userAccount = (accountId: number, bucket: Bucket, asset: string): LedgerAccount =>
-  intern(`u:${accountId}:${bucket}:${asset}`, () => ({ kind: 'user', accountId, bucket, asset }));
+// Every fill names several ledger accounts: these nested lookups find the interned value without
+// building its key string (the key is built once, when the account is first interned).
+const userAccounts = new Map<Bucket, Map<string, Map<number, LedgerAccount>>>();
+const systemAccounts = new Map<string, Map<string, LedgerAccount>>();
 
-export const systemAccount = (name: SystemAccountName, asset: string): LedgerAccount =>
-  intern(`s:${name}:${asset}`, () => ({ kind: 'system', name, asset }));
+export function userAccount(accountId: number, bucket: Bucket, asset: string): LedgerAccount {
+  let byAsset = userAccounts.get(bucket);
+  if (byAsset === undefined) userAccounts.set(bucket, (byAsset = new Map()));
+  let byId = byAsset.get(asset);
+  if (byId === undefined) byAsset.set(asset, (byId = new Map()));
+  let account = byId.get(accountId);
+  if (account === undefined) {
+    account = intern(`u:${accountId}:${bucket}:${asset}`, () => ({ kind: 'user', accountId, bucket, asset }));
+    byId.set(accountId, account);
+  }
+  return account;
+}
+
+export function systemAccount(name: SystemAccountName, asset: string): LedgerAccount {
+  let byAsset = systemAccounts.get(name);
+  if (byAsset === undefined) systemAccounts.set(name, (byAsset = new Map()));
+  let account = byAsset.get(asset);
+  if (account === undefined) {
+    account = intern(`s:${name}:${asset}`, () => ({ kind: 'system', name, asset }));
+    byAsset.set(asset, account);
+  }
+  return account;
+}
 
 export function ledgerKey(account: LedgerAccount): string {
   const cached = (account as { [KEY]?: string })[KEY];

@@ -496,7 +496,7 @@ export class LinearEngine implements MatchSink {
         lines.push({ account: this.account(pnl.keyAt(i)).perpsLedger, delta: pnl.sumAt(i) });
         clearing -= pnl.sumAt(i);
       }
-      lines.push({ account: systemAccount(`clearing:${market.spec.id}`, asset), delta: clearing });
+      lines.push({ account: (market.clearingLedger ??= systemAccount(`clearing:${market.spec.id}`, asset)), delta: clearing });
       ledger.post(type, lines, at, { ref: market.spec.id });
       pnl.reset();
     }

@@ -10,6 +10,7 @@
  */
 import { OrderBook } from '../book/order-book.ts';
 import { BUY, SELL } from '../book/order-book.ts';
+import type { LedgerAccount } from '../ledger/ledger.ts';
 import { MarketUnits, type MarketSpec, type MarketStatus } from '../markets.ts';
 import { div, type Fixed } from '../money.ts';
 import { MarginSchedule } from '../risk/margin-tiers.ts';
@@ -31,6 +32,8 @@ export class LinearMarket {
   readonly margin: MarginSchedule;
   readonly book = new OrderBook();
   status: MarketStatus = 'open';
+  /** The market's clearing account in the ledger (realised PnL posts against it), once named. */
+  clearingLedger: LedgerAccount | null = null;
   /** The last trade, kept in ticks (a fill writes two numbers; readers build the price). */
   private lastTradeTicks = -1;
   private lastTradeAt = 0;
