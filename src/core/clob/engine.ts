@@ -28,6 +28,7 @@ import { mul, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import { FeeSchedule, VolumeTracker } from '../risk/fees.ts';
+import { TouchedSet } from '../touched.ts';
 import { ClobAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type ClobEnv, type ClobPlan } from './checks.ts';
 import type { ClobConfig, ClobLimits } from './config.ts';
@@ -41,7 +42,6 @@ import { OptionFeeSchedule } from './option-fees.ts';
 import { ClobOrder } from './order.ts';
 import type { OptionPosition } from './position.ts';
 import { fillRecord, orderRecord, positionRecord, type SideFigures } from './records.ts';
-import { TouchedSet } from '../touched.ts';
 
 export interface OptionGreeks {
   /** Per contract, to the underlying. */

@@ -21,6 +21,7 @@ import { roundTo, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import type { FeeSchedule, VolumeTracker } from '../risk/fees.ts';
+import { PendingSums, TouchedSet } from '../touched.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
@@ -29,7 +30,6 @@ import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
 import { directFillRecord, fillRecord, orderRecord, positionRecord } from './records.ts';
-import { PendingSums, TouchedSet } from '../touched.ts';
 
 export interface LinearDeps {
   readonly ledger: Ledger;
