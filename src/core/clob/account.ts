@@ -10,7 +10,7 @@
 import { assert } from '../assert.ts';
 import type { Bucket } from '../ledger/ledger.ts';
 import type { Fixed } from '../money.ts';
-import { ClientIds } from './client-ids.ts';
+import { ClientIds } from '../client-ids.ts';
 import type { ClobMarket } from './market.ts';
 import type { ClobOrder } from './order.ts';
 import { OptionPosition } from './position.ts';

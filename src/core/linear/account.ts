@@ -1,14 +1,11 @@
 /**
  * One account's state in the linear engine: its positions (per market and margin mode), its live
  * orders, running totals of its resting orders per market, side and mode (so the margin gate is
- * O(positions), never a scan of orders), and its client order ids.
- *
- * Client order ids are unique per account among live orders and for `clientIdRetentionMs` after an
- * order ends, so a retry after a lost response is refused with DUPLICATE_CLIENT_ORDER_ID instead of
- * trading twice. Only accepted orders reserve an id: a rejected order changed nothing, and a retry
- * of it is a new attempt.
+ * O(positions), never a scan of orders), and its client order ids (the rule shared with the CLOB
+ * engine is in client-ids.ts).
  */
 import { assert } from '../assert.ts';
+import { ClientIds } from '../client-ids.ts';
 import type { LedgerAccount } from '../ledger/ledger.ts';
 import type { Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
@@ -91,7 +88,8 @@ export class LinearAccount {
   readonly orders = new Map<number, LinearOrder>();
   /** Live and conditional order counts per market, for the open-order limits. */
   private readonly counts = new Map<LinearMarket, { orders: number; triggers: number }>();
-  private readonly clientIds = new Map<string, { orderId: number; releasedAt: number | null }>();
+  /** Client order ids of live and recently ended orders (client-ids.ts). */
+  readonly clientIds = new ClientIds();
   private nextPositionSerial = 1;
 
   constructor(
@@ -160,37 +158,6 @@ export class LinearAccount {
     let t = this.totals.get(key);
     if (t === undefined) this.totals.set(key, (t = new OrderTotals(market, mode)));
     return t;
-  }
-
-  clientIdInUse(clientOrderId: string, now: number, retentionMs: number): number | null {
-    const entry = this.clientIds.get(clientOrderId);
-    if (entry === undefined) return null;
-    if (entry.releasedAt !== null && entry.releasedAt + retentionMs <= now) {
-      this.clientIds.delete(clientOrderId);
-      return null;
-    }
-    return entry.orderId;
-  }
-
-  reserveClientId(clientOrderId: string, orderId: number): void {
-    this.clientIds.set(clientOrderId, { orderId, releasedAt: null });
-  }
-
-  /** The order ended: its id stays reserved for the retention period from now. */
-  releaseClientId(clientOrderId: string, now: number): void {
-    const entry = this.clientIds.get(clientOrderId);
-    if (entry !== undefined) entry.releasedAt = now;
-  }
-
-  /** Forgets client ids whose retention has passed (bounded memory). */
-  pruneClientIds(now: number, retentionMs: number): void {
-    for (const [id, entry] of this.clientIds) {
-      if (entry.releasedAt !== null && entry.releasedAt + retentionMs <= now) this.clientIds.delete(id);
-    }
-  }
-
-  clientIdCount(): number {
-    return this.clientIds.size;
   }
 
   isIdle(): boolean {

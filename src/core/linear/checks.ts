@@ -104,7 +104,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   const limitsHit = c.triggered ? null : checkOpenOrderLimits(market, r, c, trigger !== null);
   if (limitsHit !== null) return limitsHit;
   if (r.clientOrderId !== null && !c.triggered) {
-    const existing = c.account.clientIdInUse(r.clientOrderId, c.now, c.limits.clientIdRetentionMs);
+    const existing = c.account.clientIds.inUse(r.clientOrderId, c.now, c.limits.clientIdRetentionMs);
     if (existing !== null) return reject('DUPLICATE_CLIENT_ORDER_ID', `clientOrderId ${r.clientOrderId} is already used by order ${existing}`);
   }
   let lots = units.lots(r.quantity);

@@ -255,7 +255,7 @@ export class LinearEngine implements MatchSink {
       now,
     });
     account.track(order);
-    if (r.clientOrderId !== null) account.reserveClientId(r.clientOrderId, order.id);
+    if (r.clientOrderId !== null) account.clientIds.reserve(r.clientOrderId, order.id);
     this.touchedOrders.add(order);
     if (order.trigger !== null) market.untriggered.add(order);
     else this.execute(order, plan.limitTicks);
@@ -370,7 +370,7 @@ export class LinearEngine implements MatchSink {
     order.market.untriggered.delete(order);
     const account = this.account(order.owner);
     account.untrack(order);
-    if (order.request.clientOrderId !== null) account.releaseClientId(order.request.clientOrderId, order.updatedAt);
+    if (order.request.clientOrderId !== null) account.clientIds.release(order.request.clientOrderId, order.updatedAt);
     this.touchedOrders.add(order);
   }
 

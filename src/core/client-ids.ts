@@ -1,9 +1,9 @@
 /**
- * Client order ids of one account on the CLOB venue, with the same rule as the linear engine: an
+ * Client order ids of one account on one engine (linear or CLOB; both follow the same rule): an
  * id is unique among the account's live orders and for `retentionMs` after its order ends, so a
  * retry after a lost response is refused (DUPLICATE_CLIENT_ORDER_ID) instead of trading twice. Only
  * accepted orders reserve an id; a rejected order changed nothing and its retry is a new attempt.
- * Tested through the engine tests (clob/spot.test.ts) and the API tests.
+ * Tested through the engine tests (linear/engine.test.ts, clob/spot.test.ts) and the API tests.
  */
 
 export class ClientIds {
