@@ -19,6 +19,7 @@
  * has finished matching, so fill-or-kill and strategy fillability stay exact.
  */
 import { BUY, type BookOrder, type MatchSink } from '../book/order-book.ts';
+import { CommandChanges } from '../command-changes.ts';
 import { isRejection, reject, type Rejection } from '../errors.ts';
 import type { ExchangeEvent } from '../events.ts';
 import type { Bucket, Ledger } from '../ledger/ledger.ts';
@@ -28,7 +29,6 @@ import { mul, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import { FeeSchedule, VolumeTracker } from '../risk/fees.ts';
-import { TouchedSet } from '../touched.ts';
 import { ClobAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type ClobEnv, type ClobPlan } from './checks.ts';
 import type { ClobConfig, ClobLimits } from './config.ts';
@@ -105,11 +105,14 @@ export class ClobEngine implements MatchSink, ClobEnv {
   private readonly accounts = new Map<number, ClobAccount>();
   private taker: ClobOrder | null = null;
   /** Orders and positions the current command changed: one snapshot each at `flush`. */
-  private readonly touchedOrders = new TouchedSet<ClobOrder>();
-  private readonly touchedPositions = new TouchedSet<OptionPosition>();
-  /** The snapshots `flush` takes, by position in the touched sets (reused between commands). */
-  private readonly orderSnapshots: (OrderRecord | undefined)[] = [];
-  private readonly positionSnapshots: (PositionRecord | undefined)[] = [];
+  private readonly changes = new CommandChanges<ClobOrder, OptionPosition>({
+    orderRecord,
+    positionRecord,
+    emit: (event) => this.deps.emit(event),
+    afterPosition: (p) => {
+      if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
+    },
+  });
   private readonly pendingResults: PendingResult[] = [];
   private readonly pendingMmp = new Map<string, { accountId: number; underlying: string }>();
   private lastPrune = 0;
@@ -244,38 +247,17 @@ export class ClobEngine implements MatchSink, ClobEnv {
    * its placements from the same snapshots, and forgets positions that closed.
    */
   flush(): void {
-    const orders = this.touchedOrders;
-    const positions = this.touchedPositions;
-    if (orders.size + positions.size + this.pendingResults.length === 0) return;
-    const orderSnapshots = this.orderSnapshots;
-    const positionSnapshots = this.positionSnapshots;
-    for (let i = 0; i < orders.size; i++) {
-      const record = orderRecord(orders.at(i));
-      orderSnapshots[i] = record;
-      this.deps.emit({ type: 'order', order: record });
-    }
-    for (let i = 0; i < positions.size; i++) positionSnapshots[i] = positionRecord(positions.at(i));
+    const changes = this.changes;
+    if (changes.isEmpty() && this.pendingResults.length === 0) return;
+    changes.snapshot();
     for (const { result, order } of this.pendingResults) {
-      const at = orders.indexOf(order);
-      result.order = at >= 0 ? orderSnapshots[at]! : orderRecord(order);
+      result.order = changes.orderRecordOf(order);
       const p = order.market.isOption ? this.accounts.get(order.owner)?.position(order.market) : undefined;
-      const pAt = p === undefined ? -1 : positions.indexOf(p);
-      result.position = p === undefined ? null : pAt >= 0 ? positionSnapshots[pAt]! : positionRecord(p);
+      result.position = p === undefined ? null : changes.positionRecordOf(p);
       order.takerFills = null;
     }
-    for (let i = 0; i < positions.size; i++) {
-      const p = positions.at(i);
-      this.deps.emit({ type: 'position', position: positionSnapshots[i]! });
-      positionSnapshots[i] = undefined;
-      if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
-    }
-    for (let i = 0; i < orders.size; i++) {
-      orders.at(i).takerFills = null;
-      orderSnapshots[i] = undefined;
-    }
-    orders.reset();
-    positions.reset();
     this.pendingResults.length = 0;
+    changes.finish();
   }
 
   // ---- operations used by the engine's modules ----
@@ -319,7 +301,7 @@ export class ClobEngine implements MatchSink, ClobEnv {
     a.track(order);
     if (r.clientOrderId !== null && replaces === undefined) a.clientIds.reserve(r.clientOrderId, order.id);
     this.hold(order, plan.reserve, plan.reservePerLot);
-    this.touchedOrders.add(order);
+    this.changes.orders.add(order);
     this.execute(order, plan.limitTicks);
     return order;
   }
@@ -344,7 +326,7 @@ export class ClobEngine implements MatchSink, ClobEnv {
     account.untrack(order);
     const cid = order.request.clientOrderId;
     if (cid !== null) account.clientIds.release(cid, order.updatedAt);
-    this.touchedOrders.add(order);
+    this.changes.orders.add(order);
   }
 
   cancelOrder(order: ClobOrder, status: 'cancelled' | 'expired'): ClobOrder {
@@ -358,15 +340,15 @@ export class ClobEngine implements MatchSink, ClobEnv {
     if (order.level !== null) order.market.book.cancel(order.id);
     this.releaseAll(order);
     this.account(order.owner).untrack(order);
-    this.touchedOrders.delete(order);
+    this.changes.orders.delete(order);
   }
 
   touch(order: ClobOrder): void {
-    this.touchedOrders.add(order);
+    this.changes.orders.add(order);
   }
 
   touchPosition(p: OptionPosition): void {
-    this.touchedPositions.add(p);
+    this.changes.positions.add(p);
   }
 
   bucketOf(market: ClobMarket): Bucket {
@@ -471,7 +453,7 @@ export class ClobEngine implements MatchSink, ClobEnv {
       o.updatedAt = now;
     }
     taker.remainingLots -= lots;
-    this.touchedOrders.add(maker);
+    this.changes.orders.add(maker);
     const buyer = taker.side === BUY ? taker : maker;
     const sides: FillSides = { buyer, seller: buyer === taker ? maker : taker, maker };
     const tradeId = this.deps.nextTradeId();

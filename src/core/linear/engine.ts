@@ -14,6 +14,7 @@
  */
 import { BUY, SELL, type BookOrder, type MatchSink } from '../book/order-book.ts';
 import { isRejection, reject, type Rejection } from '../errors.ts';
+import { CommandChanges } from '../command-changes.ts';
 import type { ExchangeEvent } from '../events.ts';
 import { systemAccount, userAccount, type Ledger } from '../ledger/ledger.ts';
 import type { MarketSpec } from '../markets.ts';
@@ -80,11 +81,14 @@ export class LinearEngine implements MatchSink {
   private readonly accounts = new Map<number, LinearAccount>();
   private taker: LinearOrder | null = null;
   /** Orders and positions the current command changed: one snapshot each at `flush`. */
-  private readonly touchedOrders = new TouchedSet<LinearOrder>();
-  private readonly touchedPositions = new TouchedSet<Position>();
-  /** The snapshots `flush` takes, by position in the touched sets (reused between commands). */
-  private readonly orderSnapshots: (OrderRecord | undefined)[] = [];
-  private readonly positionSnapshots: (PositionRecord | undefined)[] = [];
+  private readonly changes = new CommandChanges<LinearOrder, Position>({
+    orderRecord,
+    positionRecord,
+    emit: (event) => this.deps.emit(event),
+    afterPosition: (p) => {
+      if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
+    },
+  });
   /** Realised PnL and fees per account of the order being executed, posted as one ledger transaction each. */
   private readonly pendingPnl = new PendingSums<number>();
   private pendingPnlMarket: LinearMarket | null = null;
@@ -200,38 +204,17 @@ export class LinearEngine implements MatchSink {
    * of its placements from the same snapshots, and forgets positions that closed.
    */
   flush(): void {
-    const orders = this.touchedOrders;
-    const positions = this.touchedPositions;
-    if (orders.size === 0 && positions.size === 0 && this.pendingResults.length === 0) return;
-    const orderSnapshots = this.orderSnapshots;
-    const positionSnapshots = this.positionSnapshots;
-    for (let i = 0; i < orders.size; i++) {
-      const record = orderRecord(orders.at(i));
-      orderSnapshots[i] = record;
-      this.deps.emit({ type: 'order', order: record });
-    }
-    for (let i = 0; i < positions.size; i++) positionSnapshots[i] = positionRecord(positions.at(i));
+    const changes = this.changes;
+    if (changes.isEmpty() && this.pendingResults.length === 0) return;
+    changes.snapshot();
     for (const { result, order } of this.pendingResults) {
-      const at = orders.indexOf(order);
-      result.order = at >= 0 ? orderSnapshots[at]! : orderRecord(order);
+      result.order = changes.orderRecordOf(order);
       const p = this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
-      const pAt = p === undefined ? -1 : positions.indexOf(p);
-      result.position = p === undefined ? null : pAt >= 0 ? positionSnapshots[pAt]! : positionRecord(p);
+      result.position = p === undefined ? null : changes.positionRecordOf(p);
       order.takerFills = null;
     }
     this.pendingResults.length = 0;
-    for (let i = 0; i < positions.size; i++) {
-      const p = positions.at(i);
-      this.deps.emit({ type: 'position', position: positionSnapshots[i]! });
-      positionSnapshots[i] = undefined;
-      if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
-    }
-    for (let i = 0; i < orders.size; i++) {
-      orders.at(i).takerFills = null;
-      orderSnapshots[i] = undefined;
-    }
-    orders.reset();
-    positions.reset();
+    changes.finish();
   }
 
   // ---- placement and execution ----
@@ -256,7 +239,7 @@ export class LinearEngine implements MatchSink {
     });
     account.track(order);
     if (r.clientOrderId !== null) account.clientIds.reserve(r.clientOrderId, order.id);
-    this.touchedOrders.add(order);
+    this.changes.orders.add(order);
     if (order.trigger !== null) market.untriggered.add(order);
     else this.execute(order, plan.limitTicks);
     return order;
@@ -371,7 +354,7 @@ export class LinearEngine implements MatchSink {
     const account = this.account(order.owner);
     account.untrack(order);
     if (order.request.clientOrderId !== null) account.clientIds.release(order.request.clientOrderId, order.updatedAt);
-    this.touchedOrders.add(order);
+    this.changes.orders.add(order);
   }
 
   private cancelOrder(order: LinearOrder, status: 'cancelled' | 'expired'): LinearOrder {
@@ -400,7 +383,7 @@ export class LinearEngine implements MatchSink {
     taker.filledNotional += notional;
     taker.remainingLots -= lots;
     taker.updatedAt = now;
-    this.touchedOrders.add(maker);
+    this.changes.orders.add(maker);
     const makerSide = this.settleSide(maker, 'maker', lots, priceTicks, notional);
     const takerSide = this.settleSide(taker, 'taker', lots, priceTicks, notional);
     if (maker.remainingLots === 0) this.end(maker, 'filled');
@@ -469,7 +452,7 @@ export class LinearEngine implements MatchSink {
       this.adjustIsolated(position, before, effect.closedLots, realized, Math.abs(signedLots) - effect.closedLots, priceTicks);
     }
     this.pendingPositions.add(position);
-    this.touchedPositions.add(position);
+    this.changes.positions.add(position);
     if (before === 0 && position.size !== 0) position.status = 'open'; // reopened within one command
     if (position.size === 0) this.positionClosed(account, position);
     else if (before !== 0 && Math.sign(position.size) !== Math.sign(before)) this.cancelReduceOnly(account, position);
@@ -619,7 +602,7 @@ export class LinearEngine implements MatchSink {
       else if (room > 0) {
         o.market.book.reduce(o.id, room);
         room = 0;
-        this.touchedOrders.add(o);
+        this.changes.orders.add(o);
       } else this.cancelOrder(o, 'cancelled');
     }
   }
@@ -645,7 +628,7 @@ export class LinearEngine implements MatchSink {
       if (child.status !== 'untriggered') continue;
       child.originalLots += lots;
       child.remainingLots += lots;
-      this.touchedOrders.add(child);
+      this.changes.orders.add(child);
     }
   }
 
@@ -681,7 +664,7 @@ export class LinearEngine implements MatchSink {
     });
     this.account(parent.owner).track(order);
     parent.market.untriggered.add(order);
-    this.touchedOrders.add(order);
+    this.changes.orders.add(order);
     return order;
   }
 
@@ -700,7 +683,7 @@ export class LinearEngine implements MatchSink {
       order.trigger = null;
       order.status = 'open';
       order.updatedAt = this.deps.now();
-      this.touchedOrders.add(order);
+      this.changes.orders.add(order);
       if (order.sibling !== null && order.sibling.status === 'untriggered') this.cancelOrder(order.sibling, 'cancelled');
       // A TP/SL exit grew with its parent's fills after it was created: it fires for all of them.
       const request = { ...order.request, stopPrice: null, quantity: market.units.size(order.remainingLots) };
@@ -727,7 +710,7 @@ export class LinearEngine implements MatchSink {
       if (position.marginMode === 'isolated') position.isolatedMargin += amount;
       lines.push({ account: this.account(position.accountId).perpsLedger, delta: amount });
       residue -= amount;
-      this.touchedPositions.add(position);
+      this.changes.positions.add(position);
       this.pendingPositions.add(position);
     }
     // The rounding residue (payers round up, receivers down) goes to the insurance fund.
@@ -776,7 +759,7 @@ export class LinearEngine implements MatchSink {
       now: this.deps.now(),
     });
     this.account(accountId).track(order);
-    this.touchedOrders.add(order);
+    this.changes.orders.add(order);
     this.execute(order, limitTicks);
     return order;
   }

@@ -1,0 +1,72 @@
+/**
+ * The orders and positions one command changed, snapshotted once when it ends. Both engines use it
+ * the same way: while a command runs they add what they touch; at its end (`flush`) `snapshot()`
+ * builds one immutable record per touched order (emitting an `order` event each) and per touched
+ * position, the command's results read the same records (`orderRecordOf`, `positionRecordOf`), and
+ * `finish()` emits the `position` events and empties everything for the next command.
+ *
+ * Allocation-light: the touched sets and the snapshot arrays are reused between commands.
+ */
+import type { ExchangeEvent } from './events.ts';
+import type { FillRecord, OrderRecord, PositionRecord } from './records.ts';
+import { TouchedSet } from './touched.ts';
+
+export interface ChangeHooks<O, P> {
+  orderRecord(order: O): OrderRecord;
+  positionRecord(position: P): PositionRecord;
+  emit(event: ExchangeEvent): void;
+  /** Called for each touched position after its event (the engines forget closed positions). */
+  afterPosition(position: P): void;
+}
+
+export class CommandChanges<O extends { takerFills: FillRecord[] | null }, P> {
+  readonly orders = new TouchedSet<O>();
+  readonly positions = new TouchedSet<P>();
+  /** Snapshots by position in the touched sets, valid between `snapshot()` and `finish()`. */
+  private readonly orderRecords: (OrderRecord | undefined)[] = [];
+  private readonly positionRecords: (PositionRecord | undefined)[] = [];
+
+  constructor(private readonly hooks: ChangeHooks<O, P>) {}
+
+  isEmpty(): boolean {
+    return this.orders.size === 0 && this.positions.size === 0;
+  }
+
+  /** Takes every snapshot and emits the order events. */
+  snapshot(): void {
+    const { orders, positions, hooks } = this;
+    for (let i = 0; i < orders.size; i++) {
+      const record = hooks.orderRecord(orders.at(i));
+      this.orderRecords[i] = record;
+      hooks.emit({ type: 'order', order: record });
+    }
+    for (let i = 0; i < positions.size; i++) this.positionRecords[i] = hooks.positionRecord(positions.at(i));
+  }
+
+  /** The order's snapshot of this command (or a fresh record of an order it did not touch). */
+  orderRecordOf(order: O): OrderRecord {
+    const at = this.orders.indexOf(order);
+    return at >= 0 ? this.orderRecords[at]! : this.hooks.orderRecord(order);
+  }
+
+  positionRecordOf(position: P): PositionRecord {
+    const at = this.positions.indexOf(position);
+    return at >= 0 ? this.positionRecords[at]! : this.hooks.positionRecord(position);
+  }
+
+  /** Emits the position events, drops the snapshots and the takers' fills, and empties the sets. */
+  finish(): void {
+    const { orders, positions, hooks } = this;
+    for (let i = 0; i < positions.size; i++) {
+      hooks.emit({ type: 'position', position: this.positionRecords[i]! });
+      this.positionRecords[i] = undefined;
+      hooks.afterPosition(positions.at(i));
+    }
+    for (let i = 0; i < orders.size; i++) {
+      orders.at(i).takerFills = null;
+      this.orderRecords[i] = undefined;
+    }
+    orders.reset();
+    positions.reset();
+  }
+}
