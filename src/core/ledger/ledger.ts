@@ -75,23 +75,15 @@ export interface PostMeta {
 }
 
 // Ledger account values are interned: the same (owner, bucket, asset) is always the same frozen
-// object, with its key computed once, so hot paths (fees on every fill) allocate nothing for them.
-const interned = new Map<string, LedgerAccount>();
+// object, with its key computed once. The nested lookups find it without building the key string,
+// so hot paths (several accounts named on every fill) allocate nothing for them.
 const KEY = Symbol('ledgerKey');
-
-function intern(key: string, make: () => LedgerAccount): LedgerAccount {
-  let account = interned.get(key);
-  if (account === undefined) {
-    account = Object.freeze(Object.assign(make(), { [KEY]: key }));
-    interned.set(key, account);
-  }
-  return account;
-}
-
-// Every fill names several ledger accounts: these nested lookups find the interned value without
-// building its key string (the key is built once, when the account is first interned).
 const userAccounts = new Map<Bucket, Map<string, Map<number, LedgerAccount>>>();
 const systemAccounts = new Map<string, Map<string, LedgerAccount>>();
+
+function frozen(account: LedgerAccount, key: string): LedgerAccount {
+  return Object.freeze(Object.assign(account, { [KEY]: key }));
+}
 
 export function userAccount(accountId: number, bucket: Bucket, asset: string): LedgerAccount {
   let byAsset = userAccounts.get(bucket);
@@ -100,7 +92,7 @@ export function userAccount(accountId: number, bucket: Bucket, asset: string): L
   if (byId === undefined) byAsset.set(asset, (byId = new Map()));
   let account = byId.get(accountId);
   if (account === undefined) {
-    account = intern(`u:${accountId}:${bucket}:${asset}`, () => ({ kind: 'user', accountId, bucket, asset }));
+    account = frozen({ kind: 'user', accountId, bucket, asset }, `u:${accountId}:${bucket}:${asset}`);
     byId.set(accountId, account);
   }
   return account;
@@ -111,7 +103,7 @@ export function systemAccount(name: SystemAccountName, asset: string): LedgerAcc
   if (byAsset === undefined) systemAccounts.set(name, (byAsset = new Map()));
   let account = byAsset.get(asset);
   if (account === undefined) {
-    account = intern(`s:${name}:${asset}`, () => ({ kind: 'system', name, asset }));
+    account = frozen({ kind: 'system', name, asset }, `s:${name}:${asset}`);
     byAsset.set(asset, account);
   }
   return account;

@@ -9,6 +9,7 @@ import { ClientIds } from '../client-ids.ts';
 import type { LedgerAccount } from '../ledger/ledger.ts';
 import type { Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
+import type { OrderSums } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder } from './order.ts';
 import { Position } from './position.ts';
@@ -62,7 +63,7 @@ export class OrderTotals {
   }
 
   /** Remembers a probe computed at the market's risk mark for the current position. */
-  rememberProbe(sums: OrderSumsLike, margin: Fixed): void {
+  rememberProbe(sums: OrderSums, margin: Fixed): void {
     this.probeVersion = this.market.markVersion;
     this.probeBuyLots = sums.buyLots;
     this.probeBuyNotional = sums.buyNotional;
@@ -70,13 +71,6 @@ export class OrderTotals {
     this.probeSellNotional = sums.sellNotional;
     this.probeIM = margin;
   }
-}
-
-interface OrderSumsLike {
-  readonly buyLots: number;
-  readonly buyNotional: Fixed;
-  readonly sellLots: number;
-  readonly sellNotional: Fixed;
 }
 
 const NO_LIVE_ORDERS = Object.freeze({ orders: 0, triggers: 0 });
