@@ -121,13 +121,14 @@ export class LinearMarket {
         options,
       );
     } else {
-      const local = localMedian(bid, ask, this.lastTrade?.price ?? null);
+      const last = this.lastTrade?.price ?? null;
+      const local = localMedian(bid, ask, last);
       if (bid !== null && ask !== null) {
         this.basisEma = emaUpdate(this.basisEma, (bid + ask) / 2n - index, now, MARK_SETTINGS.perpBasisTauMs);
       }
       if (local !== null) this.localMedianEma = emaUpdate(this.localMedianEma, local, now, MARK_SETTINGS.perpLocalMedianTauMs);
       this.mark = perpMark(
-        { index, basisEma: this.basisEma.value, bestBid: bid, bestAsk: ask, last: this.lastTrade?.price ?? null, localMedianEma: this.localMedianEma.value },
+        { index, basisEma: this.basisEma.value, bestBid: bid, bestAsk: ask, last, localMedianEma: this.localMedianEma.value },
         options,
       );
     }
