@@ -81,7 +81,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
   const clock = options.clock ?? { now: Date.now };
   const writer = new WorkerJournalWriter(dbPath, journal.projectedTypes());
-  const sequencer = new Sequencer(exchange, journal, writer, clock, { maxBatch: 4096, maxInFlight: 2, onFatal });
+  const sequencer = new Sequencer(exchange, journal, writer, clock, { ...settings.journal, onFatal });
   const replayed = sequencer.recover();
 
   const chain = new SimulatedChain({

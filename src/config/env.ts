@@ -4,7 +4,7 @@
  * start, and a bad one stops the service with a message naming the variable: a typo must never
  * silently fall back to a default in production.
  *
- * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*) are additive and documented in
+ * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*, JOURNAL_*) are additive and documented in
  * the README's configuration table.
  */
 import { existsSync } from 'node:fs';
@@ -47,6 +47,13 @@ export interface Settings {
   readonly indexMaxAgeMs: number;
   /** Period of the core's clock tick (marks, triggers, listings, funding, expiry). */
   readonly tickMs: number;
+  /** Group commit (runtime/sequencer.ts): when a batch goes to the journal worker. */
+  readonly journal: {
+    /** Commands waiting that send a batch at once rather than at the end of the event-loop turn. */
+    readonly earlyFlushAt: number;
+    /** Batches sent to the journal worker and not yet durable, at most. */
+    readonly maxInFlight: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -95,6 +102,10 @@ export function loadSettings(env: Env = readEnv()): Settings {
     },
     indexMaxAgeMs: int(env, 'INDEX_MAX_AGE_MS', 10_000, 100, 86_400_000),
     tickMs: int(env, 'TICK_MS', 1000, 10, 60_000),
+    journal: {
+      earlyFlushAt: int(env, 'JOURNAL_EARLY_FLUSH_AT', 16, 1, 65_536),
+      maxInFlight: int(env, 'JOURNAL_MAX_IN_FLIGHT', 4, 1, 64),
+    },
   };
 }
 

@@ -3,11 +3,19 @@
  * to the in-memory exchange at once (commands never await I/O mid-way), and answered only after it
  * is durable.
  *
- * Group commit: applied commands collect in a batch; on the next turn of the event loop (or at once
- * when it reaches `maxBatch`) the batch goes to the journal writer, which appends it to the journal
- * and its events to the history projections in one SQLite transaction — in a worker thread, so the
- * event loop keeps applying commands while the batch is fsynced. At most `maxInFlight` batches are
- * in flight; commands keep collecting meanwhile, so batches grow under load. Replies and event
+ * Group commit: applied commands collect in a batch; at the end of the event-loop turn, or at once
+ * when `earlyFlushAt` commands are waiting, the batch goes to the journal writer, which appends it
+ * to the journal and its events to the history projections in one SQLite transaction — in a worker
+ * thread, so the event loop keeps applying commands while the batch is fsynced. At most
+ * `maxInFlight` batches are in flight; commands keep collecting meanwhile (the next batch takes all
+ * of them), so batches grow under load.
+ *
+ * Why flush early: requests arrive in bursts (every client answered by one commit sends its next
+ * order at about the same time), and one event-loop turn can parse and apply dozens of them. Sent
+ * only at the end of the turn, the whole burst would reach the worker together and the event loop
+ * would then sit idle until its commit; sent in slices, the worker commits the first slice while
+ * the event loop still applies the rest (measured: event-loop utilisation 68 % -> 88 %, order
+ * entry +25-40 %; docs/performance.md). Replies and event
  * publication (streams) happen strictly in commit order, each only after its batch is durable, so
  * nothing a client or a stream saw can be lost by `kill -9`. Rejections change nothing; they are
  * answered in order with the batch they arrived in.
@@ -30,7 +38,9 @@ export interface Clock {
 export type EventListener = (events: readonly ExchangeEvent[], command: Command) => void;
 
 export interface SequencerOptions {
-  readonly maxBatch: number;
+  /** Commands waiting that send a batch at once instead of at the end of the event-loop turn. */
+  readonly earlyFlushAt: number;
+  /** Batches written and not yet durable, at most (each is one SQLite transaction in the worker). */
   readonly maxInFlight: number;
   readonly onFatal: (error: unknown) => void;
 }
@@ -96,7 +106,7 @@ export class Sequencer {
     if (outcome.ok) this.batch.push({ ts: this.exchange.now(), command, events: outcome.events });
     return new Promise((resolve) => {
       this.replies.push({ outcome, resolve: resolve as (o: Outcome<unknown>) => void });
-      if (this.batch.length >= this.options.maxBatch) this.flush();
+      if (this.batch.length >= this.options.earlyFlushAt) this.flush();
       else this.scheduleFlush();
     });
   }

@@ -1,0 +1,22 @@
+/** Settings from the environment: defaults, and a bad value stops the service naming the variable. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, loadSettings } from './env.ts';
+
+test('group-commit settings: defaults and explicit values', () => {
+  assert.deepEqual(loadSettings({}).journal, { earlyFlushAt: 16, maxInFlight: 4 });
+  assert.deepEqual(loadSettings({ JOURNAL_EARLY_FLUSH_AT: '1', JOURNAL_MAX_IN_FLIGHT: '64' }).journal, { earlyFlushAt: 1, maxInFlight: 64 });
+});
+
+test('a bad group-commit setting is refused with the variable named', () => {
+  for (const [name, raw] of [
+    ['JOURNAL_EARLY_FLUSH_AT', '0'],
+    ['JOURNAL_EARLY_FLUSH_AT', '1e3'],
+    ['JOURNAL_EARLY_FLUSH_AT', '65537'],
+    ['JOURNAL_MAX_IN_FLIGHT', '0'],
+    ['JOURNAL_MAX_IN_FLIGHT', '-1'],
+    ['JOURNAL_MAX_IN_FLIGHT', '65'],
+  ] as const) {
+    assert.throws(() => loadSettings({ [name]: raw }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(name), `${name}=${raw}`);
+  }
+});
