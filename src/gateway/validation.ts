@@ -87,6 +87,10 @@ function describe(where: string, errors: TypeBoxError[]): string {
     return `${field} has unknown field(s): ${extra}`;
   }
   if (first.keyword === 'required') return `${field} is missing required field(s): ${String(first.params.requiredProperties ?? '')}`;
+  if (first.keyword === 'enum') {
+    const options = (first.params.allowedValues as unknown[] | undefined) ?? [];
+    return `${field} must be one of ${options.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
   if (first.keyword === 'anyOf' || first.keyword === 'const') {
     const options = errors
       .filter((e) => e.instancePath === first.instancePath && e.keyword === 'const')
@@ -101,6 +105,7 @@ function pickMostSpecific(errors: TypeBoxError[]): TypeBoxError | undefined {
   return (
     errors.find((e) => e.keyword === 'additionalProperties') ??
     errors.find((e) => e.keyword === 'required') ??
+    errors.find((e) => e.keyword === 'enum') ??
     errors.find((e) => e.keyword === 'anyOf') ??
     errors.find((e) => e.keyword !== 'boolean') ??
     errors[0]

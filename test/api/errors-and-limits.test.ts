@@ -216,6 +216,11 @@ describe('the main service', () => {
         { from: 'wallet', to: 'wallet', amount: '1' },
       ];
       for (const body of bodies) assertEnvelope(await transfer(body), 400, 'VALIDATION_ERROR');
+      // A wrong enum names the field and lists the allowed values, for a wrong string and a wrong type.
+      for (const from of ['bank', 7]) {
+        const reply = await transfer({ from, to: 'perps', amount: '1' });
+        assert.equal(reply.body.message, 'body.from must be one of "wallet", "perps", "options", "spot"');
+      }
       assert.deepEqual(await balance(), before);
     });
 

@@ -8,9 +8,9 @@ import { API_KEY_LIMITS, type ApiKeyView } from '../auth/api-keys.ts';
 import { callerAddress } from '../auth/identity.ts';
 import type { GatewayContext } from '../context.ts';
 import { iso, isoOrNull } from '../format.ts';
-import { IsoTime, NullableIsoTime, responses } from '../schemas/common.ts';
+import { IsoTime, NullableIsoTime, responses, StringEnum } from '../schemas/common.ts';
 
-const Scope = Type.Union([Type.Literal('read'), Type.Literal('trade')]);
+const Scope = StringEnum(['read', 'trade']);
 const ApiKeyMetadata = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -19,7 +19,7 @@ const ApiKeyMetadata = Type.Object({
   expiresAt: NullableIsoTime,
   createdAt: IsoTime,
   lastUsedAt: NullableIsoTime,
-  status: Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]),
+  status: StringEnum(['active', 'revoked', 'expired']),
 });
 
 const view = (k: ApiKeyView) => ({

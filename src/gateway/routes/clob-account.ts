@@ -13,13 +13,13 @@ import { callerAddress } from '../auth/identity.ts';
 import type { GatewayContext } from '../context.ts';
 import { dec, iso } from '../format.ts';
 import { OptionPositionSchema, optionPositionView, PortfolioBalancesView } from '../schemas/clob.ts';
-import { listLimit, responses } from '../schemas/common.ts';
+import { listLimit, responses, StringEnum } from '../schemas/common.ts';
 import { OrderView, orderView } from '../schemas/orders.ts';
 import { balancesView, PortfolioView, portfolioView } from './clob-portfolio.ts';
 import { TradeView } from './perps-account.ts';
 
 const STATUSES = ['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired'] as const;
-const StatusSchema = Type.Union(STATUSES.map((s) => Type.Literal(s)));
+const StatusSchema = StringEnum(STATUSES);
 const MarketFilter = Type.Optional(Type.String({ maxLength: 40 }));
 const Before = Type.Optional(Type.Integer({ minimum: 1 }));
 const TAGS = ['options-spot'];

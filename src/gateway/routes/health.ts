@@ -3,12 +3,13 @@
  * a fail-stop (the process is about to exit and restart from the journal).
  */
 import { Type } from 'typebox';
+import { StringEnum } from '../schemas/common.ts';
 import type { TypedApp } from '../app.ts';
 import type { GatewayContext } from '../context.ts';
 
 export function healthRoutes(app: TypedApp, ctx: GatewayContext): void {
   const Health = Type.Object({
-    status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+    status: StringEnum(['ok', 'unavailable']),
     journalSeq: Type.Integer(),
     uptimeSeconds: Type.Integer(),
   });

@@ -36,7 +36,7 @@ import type { TypedApp } from '../app.ts';
 import type { GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull, isoOrNull } from '../format.ts';
-import { responses } from '../schemas/common.ts';
+import { NullableIsoTime, OrNull, responses, StringEnum } from '../schemas/common.ts';
 
 /** Funding of a market at a time, from the funding engine; null when the market has none. */
 export type FundingProvider = (
@@ -58,7 +58,7 @@ const OhlcQuery = Type.Object(
       minLength: 1, maxLength: 64, description: 'market id or symbol, e.g. BTC-PERP or BTC-USDC',
     }),
     resolution: Type.Optional(
-      Type.Union(RESOLUTIONS.map((r) => Type.Literal(r)), {
+      StringEnum(RESOLUTIONS, {
         description: 'bar size in minutes, or D for a UTC day; default 15',
       }),
     ),
@@ -113,7 +113,7 @@ async function plainDigits(req: FastifyRequest): Promise<void> {
   }
 }
 
-const Nullable = (description?: string) => Type.Union([Type.String(), Type.Null()], { description });
+const Nullable = (description?: string) => OrNull(Type.String(), { description });
 const MarketStats = Type.Object({
   marketId: Type.String(),
   baseSymbol: Type.String(),
@@ -129,7 +129,7 @@ const MarketStats = Type.Object({
   openInterestUsd: Nullable('open interest x mark; "0" without open interest, null without a fresh mark'),
   funding1hPct: Nullable('current 1-hour funding rate, percent'),
   fundingRate8hPct: Nullable('the same rate over 8 hours, percent'),
-  nextFundingAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  nextFundingAt: NullableIsoTime,
 });
 
 const OHLC_DESCRIPTION = `TradingView UDF history. Bars are aggregated from one-minute candles; a

@@ -13,7 +13,7 @@ import type { TypedApp } from '../app.ts';
 import type { GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
 import { decOrNull, iso, isoOrNull } from '../format.ts';
-import { IsoTime, NullableIsoTime, NullableString, responses } from '../schemas/common.ts';
+import { IsoTime, NullableIsoTime, NullableString, OrNull, responses, StringEnum } from '../schemas/common.ts';
 
 const PRIMARY = 'BTC';
 const BOARD_MAX_AGE_MS = 5_000;
@@ -34,25 +34,25 @@ export const BoardView = Type.Object({
   expiryForwards: Type.Record(Type.String(), Type.Object({
     forwardPrice: NullableString,
     futuresMarketId: Type.String(),
-    forwardSource: Type.Union([Type.Literal('future'), Type.Literal('parity'), Type.Literal('index'), Type.Null()]),
-    calendarArbitrageFree: Type.Union([Type.Boolean(), Type.Null()]),
+    forwardSource: OrNull(StringEnum(['future', 'parity', 'index'])),
+    calendarArbitrageFree: OrNull(Type.Boolean()),
   })),
   options: Type.Array(Type.Object({
     id: Type.String(),
-    type: Type.Union([Type.Literal('call'), Type.Literal('put')]),
+    type: StringEnum(['call', 'put']),
     strike: Type.String(),
     expiry: IsoTime,
     bid: NullableString,
     ask: NullableString,
     mark: NullableString,
-    iv: Type.Union([Type.String({ description: 'mark implied volatility in percent, e.g. "55.12"' }), Type.Null()]),
+    iv: OrNull(Type.String({ description: 'mark implied volatility in percent, e.g. "55.12"' })),
     delta: NullableString,
     gamma: NullableString,
-    vega: Type.Union([Type.String({ description: 'USDC per vol point' }), Type.Null()]),
-    theta: Type.Union([Type.String({ description: 'USDC per calendar day' }), Type.Null()]),
+    vega: OrNull(Type.String({ description: 'USDC per vol point' })),
+    theta: OrNull(Type.String({ description: 'USDC per calendar day' })),
   })),
   computedAt: NullableIsoTime,
-  volatilityIndex: Type.Union([DvolBlock, Type.Null()]),
+  volatilityIndex: OrNull(DvolBlock),
 });
 
 /** A model float as a plain decimal string at `digits` places (the pricing boundary). */

@@ -10,10 +10,10 @@ import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import type { GatewayContext } from '../context.ts';
 import { dec, decOrNull, iso } from '../format.ts';
-import { IsoTime, listLimit, NullableString, responses } from '../schemas/common.ts';
+import { IsoTime, listLimit, NullableString, responses, StringEnum } from '../schemas/common.ts';
 import { MarginModeSchema, OrderView, orderView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
 
-const StatusSchema = Type.Union(['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired'].map((s) => Type.Literal(s)));
+const StatusSchema = StringEnum(['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired']);
 
 export const TradeView = Type.Object({
   tradeId: Type.String(),
@@ -22,7 +22,7 @@ export const TradeView = Type.Object({
   side: SideSchema,
   price: Type.String(),
   quantity: Type.String(),
-  liquidity: Type.Union([Type.Literal('maker'), Type.Literal('taker')]),
+  liquidity: StringEnum(['maker', 'taker']),
   fee: Type.String(),
   feeBps: Type.String(),
   realizedPnl: Type.String(),

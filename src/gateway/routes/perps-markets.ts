@@ -13,7 +13,7 @@ import type { TypedApp } from '../app.ts';
 import type { GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull, iso } from '../format.ts';
-import { NullableString, responses } from '../schemas/common.ts';
+import { NullableIsoTime, NullableString, responses, StringEnum } from '../schemas/common.ts';
 import { spotMarketViews } from './clob-market-list.ts';
 
 export const MAX_BOOK_LEVELS = 5000;
@@ -21,7 +21,7 @@ export const MAX_BOOK_LEVELS = 5000;
 export const MarketView = Type.Object({
   id: Type.String(),
   symbol: Type.String(),
-  marketType: Type.Union([Type.Literal('spot'), Type.Literal('perp'), Type.Literal('future')]),
+  marketType: StringEnum(['spot', 'perp', 'future']),
   baseSymbol: Type.String(),
   quoteSymbol: Type.String(),
   markPrice: NullableString,
@@ -135,7 +135,7 @@ export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
         200: Type.Object({
           asset: Type.String(),
           balance: Type.String(),
-          updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+          updatedAt: NullableIsoTime,
           inflow24h: Type.String(),
           outflow24h: Type.String(),
           history: Type.Array(Type.Object({ at: Type.String({ format: 'date-time' }), balance: Type.String() })),

@@ -16,10 +16,9 @@ import { parseAmount } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec, iso } from '../format.ts';
 import { Decimal } from '../validation.ts';
-import { IsoTime, listLimit, NullableString, responses } from '../schemas/common.ts';
+import { IsoTime, listLimit, NullableString, responses, StringEnum } from '../schemas/common.ts';
 
-const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
-const Bucket = literals(BUCKETS);
+const Bucket = StringEnum(BUCKETS);
 const Amount = Type.String({ description: 'decimal string' });
 
 const BalanceView = Type.Object({
@@ -34,8 +33,8 @@ const BalanceView = Type.Object({
 
 const SettlementView = Type.Object({
   id: Type.String(),
-  kind: literals(['deposit', 'withdraw'] as const),
-  status: literals(SETTLEMENT_STATUSES),
+  kind: StringEnum(['deposit', 'withdraw'] as const),
+  status: StringEnum(SETTLEMENT_STATUSES),
   amount: Amount,
   asset: Type.String(),
   walletAddress: Type.String(),
@@ -174,7 +173,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({
         200: Type.Array(Type.Object({
           id: Type.String(),
-          type: literals(LEDGER_ENTRY_TYPES),
+          type: StringEnum(LEDGER_ENTRY_TYPES),
           amount: Amount,
           txHash: NullableString,
           createdAt: IsoTime,
@@ -209,8 +208,8 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
       description: 'Filter by kind and status; page backwards with `before` = the id of the last record seen.',
       querystring: Type.Object(
         {
-          kind: Type.Optional(literals(['deposit', 'withdraw'] as const)),
-          status: Type.Optional(literals(SETTLEMENT_STATUSES)),
+          kind: Type.Optional(StringEnum(['deposit', 'withdraw'] as const)),
+          status: Type.Optional(StringEnum(SETTLEMENT_STATUSES)),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
           before: Type.Optional(Type.String({ maxLength: 64 })),
         },

@@ -11,7 +11,7 @@ import type { LegFigures } from '../../core/clob/strategy.ts';
 import type { FillRecord } from '../../core/records.ts';
 import { dec, decOrNull, iso, isoOrNull } from '../format.ts';
 import { Decimal } from '../validation.ts';
-import { IsoTime, NullableIsoTime, NullableString } from './common.ts';
+import { IsoTime, NullableIsoTime, NullableString, OrNull, StringEnum } from './common.ts';
 import {
   ClientOrderId, fillView, FillView, OrderTypeSchema, OrderView, PositionViewSchema, PreviewView, SideSchema,
   StpSchema, TifSchema,
@@ -159,7 +159,7 @@ export const OptionPositionSchema = Type.Object({
   underlying: Type.String(),
   expiry: IsoTime,
   strike: Type.String(),
-  optionType: Type.Union([Type.Literal('call'), Type.Literal('put')]),
+  optionType: StringEnum(['call', 'put']),
   riskPrice: NullableString,
   delta: NullableString,
   vega: NullableString,
@@ -188,7 +188,7 @@ export const InstrumentView = Type.Object({
   underlying: Type.String(),
   expiry: IsoTime,
   strike: Type.String(),
-  type: Type.Union([Type.Literal('call'), Type.Literal('put')]),
+  type: StringEnum(['call', 'put']),
   status: Type.String({ description: 'open, or settling between expiry and settlement' }),
   priceDecimals: Type.Integer(),
   sizeDecimals: Type.Integer(),
@@ -300,7 +300,7 @@ export function instrumentView(
 export const ClobOrderResultView = Type.Object({
   ...OrderView.properties,
   fills: Type.Array(FillView),
-  position: Type.Union([OptionPositionSchema, Type.Null()], {
+  position: OrNull(OptionPositionSchema, {
     description: 'the option position after the order; null for spot (holdings are balances)',
   }),
 });

@@ -8,15 +8,14 @@ import type { FillRecord, OrderRecord, SideName } from '../../core/records.ts';
 import type { PositionView } from '../../core/linear/views.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import { Decimal } from '../validation.ts';
-import { IsoTime, NullableString } from './common.ts';
+import { IsoTime, NullableString, OrNull, StringEnum } from './common.ts';
 
-const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
-export const SideSchema = literals(['buy', 'sell'] as const);
-export const OrderTypeSchema = literals(['limit', 'market'] as const);
-export const TifSchema = literals(['gtc', 'ioc', 'fok'] as const);
-export const MarginModeSchema = literals(['isolated', 'cross'] as const);
-export const StpSchema = literals(['cancel_maker', 'cancel_taker', 'cancel_both'] as const);
+export const SideSchema = StringEnum(['buy', 'sell'] as const);
+export const OrderTypeSchema = StringEnum(['limit', 'market'] as const);
+export const TifSchema = StringEnum(['gtc', 'ioc', 'fok'] as const);
+export const MarginModeSchema = StringEnum(['isolated', 'cross'] as const);
+export const StpSchema = StringEnum(['cancel_maker', 'cancel_taker', 'cancel_both'] as const);
 export const ClientOrderId = Type.String({
   pattern: '^[A-Za-z0-9._:/-]{1,36}$',
   description: 'idempotency tag, 1-36 of [A-Za-z0-9._:/-], unique per account among live orders and for 24 h after an order ends',
@@ -47,7 +46,7 @@ export const FillView = Type.Object({
   tradeId: Type.String(),
   price: Type.String(),
   quantity: Type.String(),
-  liquidity: literals(['maker', 'taker'] as const),
+  liquidity: StringEnum(['maker', 'taker'] as const),
   fee: Type.String({ description: 'negative for a rebate' }),
   feeBps: Type.String(),
   createdAt: IsoTime,
@@ -56,7 +55,7 @@ export const FillView = Type.Object({
 export const PositionViewSchema = Type.Object({
   id: Type.String(),
   marketId: Type.String(),
-  side: literals(['long', 'short'] as const),
+  side: StringEnum(['long', 'short'] as const),
   size: Type.String(),
   entryPrice: NullableString,
   markPrice: NullableString,
@@ -67,7 +66,7 @@ export const PositionViewSchema = Type.Object({
   leverage: NullableString,
   marginMode: MarginModeSchema,
   margin: NullableString,
-  status: literals(['open', 'closed', 'liquidated'] as const),
+  status: StringEnum(['open', 'closed', 'liquidated'] as const),
   updatedAt: IsoTime,
 });
 
@@ -82,7 +81,7 @@ const orderFields = {
   filledQuantity: Type.String(),
   remainingQuantity: Type.String(),
   avgFillPrice: NullableString,
-  status: literals(['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired'] as const),
+  status: StringEnum(['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired'] as const),
   timeInForce: TifSchema,
   postOnly: Type.Boolean(),
   reduceOnly: Type.Boolean(),
@@ -103,7 +102,7 @@ export const OrderView = Type.Object(orderFields);
 export const OrderResultView = Type.Object({
   ...orderFields,
   fills: Type.Array(FillView),
-  position: Type.Union([PositionViewSchema, Type.Null()]),
+  position: OrNull(PositionViewSchema),
 });
 
 export const PreviewView = Type.Object({
@@ -111,7 +110,7 @@ export const PreviewView = Type.Object({
   marginRequired: Type.String({ description: 'collateral the order would lock' }),
   estFee: Type.String(),
   feeBps: Type.String(),
-  feeRole: literals(['maker', 'taker'] as const),
+  feeRole: StringEnum(['maker', 'taker'] as const),
   user30dVolume: Type.String(),
   approved: Type.Boolean(),
   reason: Type.Optional(Type.String({ description: 'error code of the first check that fails, when not approved' })),

@@ -6,7 +6,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { BoardView } from '../routes/options-board.ts';
-import { ErrorBody } from '../schemas/common.ts';
+import { ErrorBody, NullableString, OrNull, StringEnum } from '../schemas/common.ts';
 import type { StreamErrorCode } from './sse.ts';
 
 const STREAM_ERROR_CODES: readonly StreamErrorCode[] = [
@@ -133,7 +133,7 @@ const Position = Type.Object({
   marginMode: Type.String(),
   side: Type.String(),
   quantity: Type.String(),
-  entryPrice: Type.Union([Type.String(), Type.Null()]),
+  entryPrice: NullableString,
   realizedPnl: Type.String(),
   status: Type.String(),
 });
@@ -162,7 +162,7 @@ export const BalancesMessage = Envelope(
     pendingWithdrawalTotal: Type.String(),
     updatedAt: Type.String({ format: 'date-time' }),
   }),
-  { type: Type.Union([Type.Literal('snapshot'), Type.Literal('update')]) },
+  { type: StringEnum(['snapshot', 'update']) },
 );
 
 const TapeEntry = Type.Object({
@@ -173,8 +173,8 @@ const TapeEntry = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 });
 const Reference = Type.Object({
-  markPrice: Type.Union([Type.String(), Type.Null()], { description: 'null: the board has no fresh mark' }),
-  source: Type.Union([Type.Literal('svi-fit'), Type.Null()]),
+  markPrice: OrNull(Type.String(), { description: 'null: the board has no fresh mark' }),
+  source: OrNull(StringEnum(['svi-fit'])),
   tradable: Type.Literal(false),
 });
 export const OptionsEventsMessage = Envelope(
@@ -189,7 +189,7 @@ export const BoardMessage = Envelope(BoardView);
 
 /** `event: error` data. */
 export const StreamError = Type.Object({
-  code: Type.Union(STREAM_ERROR_CODES.map((c) => Type.Literal(c))),
+  code: StringEnum(STREAM_ERROR_CODES),
   message: Type.String(),
   retryable: Type.Boolean(),
 });
