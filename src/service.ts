@@ -80,7 +80,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     setImmediate(() => process.exit(1));
   });
   const clock = options.clock ?? { now: Date.now };
-  const writer = new WorkerJournalWriter(dbPath, journal.projectedTypes());
+  const writer = new WorkerJournalWriter(dbPath, journal.projectedTypes(), settings.journal.maxInFlight);
   const sequencer = new Sequencer(exchange, journal, writer, clock, { ...settings.journal, onFatal });
   const replayed = sequencer.recover();
 

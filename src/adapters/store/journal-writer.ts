@@ -6,13 +6,15 @@
  *   InlineJournalWriter   in the calling thread (tools, tests of the store);
  *   WorkerJournalWriter   in a worker thread with its own connection, so the event loop keeps
  *                         serving requests while a batch is being committed and fsynced. Batches
- *                         are committed strictly in the order they were sent; the commands and
- *                         the events the projections consume cross to the worker by structured
- *                         clone (bigints included).
+ *                         are committed strictly in the order they were sent; the batches that
+ *                         queue up while one transaction commits share the next one
+ *                         (journal-worker.ts); the commands and the events the projections
+ *                         consume cross to the worker by structured clone (bigints included).
  */
 import { Worker } from 'node:worker_threads';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { CommittedCommand, Journal } from './journal.ts';
+import type { AppendAck, AppendMessage, JournalWorkerData } from './journal-worker.ts';
 
 export interface JournalWriter {
   /** Resolves once the batch is durable; rejects if it could not be written (fail-stop). */
@@ -37,27 +39,27 @@ export class InlineJournalWriter implements JournalWriter {
   }
 }
 
-interface Ack {
-  readonly id: number;
-  readonly ok: boolean;
-  readonly error?: string;
-}
-
 export class WorkerJournalWriter implements JournalWriter {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private failure: Error | null = null;
+  /** Transactions the worker has acknowledged (each may hold several batches). */
+  transactions = 0;
 
   /**
    * `projected`: the event types the projections consume. Only those cross to the worker: the
-   * structured clone of a batch is paid on the event loop, per event.
+   * structured clone of a batch is paid on the event loop, per event. `maxCoalesced`: batches
+   * that may share one transaction.
    */
-  constructor(dbPath: string, private readonly projected: ReadonlySet<ExchangeEvent['type']>) {
-    this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), {
-      workerData: { entry: new URL('./journal-worker.ts', import.meta.url).href, dbPath },
-    });
-    this.worker.on('message', (ack: Ack) => this.settle(ack));
+  constructor(dbPath: string, private readonly projected: ReadonlySet<ExchangeEvent['type']>, maxCoalesced: number) {
+    const data: JournalWorkerData & { entry: string } = {
+      entry: new URL('./journal-worker.ts', import.meta.url).href,
+      dbPath,
+      maxCoalesced,
+    };
+    this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: data });
+    this.worker.on('message', (ack: AppendAck) => this.settle(ack));
     this.worker.on('error', (error) => this.failAll(error));
     this.worker.on('exit', (code) => {
       if (this.waiting.size > 0 || code !== 0) this.failAll(new Error(`journal worker exited with code ${code}`));
@@ -69,7 +71,8 @@ export class WorkerJournalWriter implements JournalWriter {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      this.worker.postMessage({ type: 'append', id, batch: batch.map((c) => this.projectedOnly(c)) });
+      const message: AppendMessage = { id, batch: batch.map((c) => this.projectedOnly(c)) };
+      this.worker.postMessage(message);
     });
   }
 
@@ -82,12 +85,15 @@ export class WorkerJournalWriter implements JournalWriter {
     return { ts: c.ts, command: c.command, events: c.events.filter((e) => projected.has(e.type)) };
   }
 
-  private settle(ack: Ack): void {
-    const w = this.waiting.get(ack.id);
-    if (w === undefined) return;
-    this.waiting.delete(ack.id);
-    if (ack.ok) w.resolve();
-    else this.failAll(new Error(ack.error ?? 'journal write failed'));
+  /** One acknowledgement answers every batch up to `upTo` (ids rise, and the map keeps their order). */
+  private settle(ack: AppendAck): void {
+    if (!ack.ok) return this.failAll(new Error(ack.error ?? 'journal write failed'));
+    this.transactions++;
+    for (const [id, w] of this.waiting) {
+      if (id > ack.upTo) break;
+      this.waiting.delete(id);
+      w.resolve();
+    }
   }
 
   private failAll(error: Error): void {
