@@ -69,6 +69,10 @@ export class MarketUnits {
   }
 
   notional(ticks: number, lots: number): Fixed {
+    // ticks x lots is exact in a double while it is a safe integer (a larger true product rounds to
+    // at least 2^53, which is not): one BigInt instead of two, on every order and fill.
+    const units = ticks * lots;
+    if (Number.isSafeInteger(units)) return BigInt(units) * this.notionalUnit;
     return BigInt(ticks) * BigInt(lots) * this.notionalUnit;
   }
 }

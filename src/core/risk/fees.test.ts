@@ -84,4 +84,25 @@ describe('FeeSchedule', () => {
     assert.equal(schedule.fee(fx('0.0001'), fx('-0.5')), 0n);
     assert.equal(schedule.fee(fx('100'), fx('-0.5')), fx('-0.005'));
   });
+
+  test('equals ceil(notional x bps / 1e4) at the settlement unit for any notional and rate, tier or not', () => {
+    const unit = 10n ** 12n;
+    const reference = (notional: bigint, bps: bigint) => {
+      const exact = notional * bps; // in 1e36 x bps units
+      const d = 10_000n * 10n ** 18n * unit;
+      const q = exact / d;
+      return (exact % d !== 0n && exact > 0n ? q + 1n : q) * unit;
+    };
+    const rates = [fx('2'), fx('5'), fx('-0.5'), fx('4')];
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }),
+        fc.oneof(fc.constantFrom(...rates), fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n })),
+        (notional, bps) => {
+          assert.equal(schedule.fee(notional, bps), reference(notional, bps));
+        },
+      ),
+      { numRuns: 5000 },
+    );
+  });
 });

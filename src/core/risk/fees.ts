@@ -29,11 +29,26 @@ export function tierForVolume<T extends { readonly min30dVolumeUsd: Fixed }>(tie
   return tier;
 }
 
+/**
+ * A rate as the reduced fraction of a notional it takes, in smallest units of the settlement asset:
+ * fee = ceil(notional × num / den). Reducing bps / (10,000 × 1e18 × unit) turns a 5 bps fee into
+ * ceil(notional / 2e15): one single-word division instead of a multiply and a division by 1e34,
+ * which is several machine words long (fees are computed for every order and both sides of a fill).
+ */
+interface FeeFraction {
+  readonly num: bigint;
+  readonly den: bigint;
+  /** den − 1, for the ceiling. */
+  readonly bias: bigint;
+}
+
 export class FeeSchedule {
   /** Fixed units per smallest unit of the settlement asset (1e12 for USDC's 6 decimals). */
   private readonly unit: bigint;
   /** Divisor from notional x bps to smallest units: 10,000 bps x 1e18 scale x unit. */
   private readonly divisor: bigint;
+  /** The reduced fraction of every tier rate; other rates are reduced on use. */
+  private readonly fractions = new Map<Fixed, FeeFraction>();
 
   constructor(
     readonly tiers: readonly FeeTier[],
@@ -45,6 +60,7 @@ export class FeeSchedule {
     for (let i = 1; i < tiers.length; i++) {
       assert(tiers[i]!.min30dVolumeUsd > tiers[i - 1]!.min30dVolumeUsd, 'fee tiers must be in increasing volume');
     }
+    for (const t of tiers) for (const bps of [t.makerBps, t.takerBps]) this.fractions.set(bps, this.fraction(bps));
   }
 
   tierFor(volume30d: Fixed): FeeTier {
@@ -59,11 +75,23 @@ export class FeeSchedule {
   /** Signed fee on `notional` at `bps` (positive: paid by the trader; negative: rebate). */
   fee(notional: Fixed, bps: Fixed): Fixed {
     if (bps === 0n || notional === 0n) return 0n;
-    const product = notional * bps;
+    const { num, den, bias } = this.fractions.get(bps) ?? this.fraction(bps);
+    const product = num === 1n ? notional : notional * num;
     // One ceiling division straight to the smallest unit (ceil of a ceil is the ceil).
-    if (product > 0n) return ((product + this.divisor - 1n) / this.divisor) * this.unit;
-    return divRound(product, this.divisor, 'ceil') * this.unit;
+    if (product > 0n) return ((product + bias) / den) * this.unit;
+    return divRound(product, den, 'ceil') * this.unit;
   }
+
+  private fraction(bps: Fixed): FeeFraction {
+    const g = gcd(bps < 0n ? -bps : bps, this.divisor);
+    const den = this.divisor / g;
+    return { num: bps / g, den, bias: den - 1n };
+  }
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
 }
 
 /**

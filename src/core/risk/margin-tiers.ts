@@ -16,6 +16,16 @@ interface CompiledTier {
   readonly mmRate: Fixed;
   readonly imDeduction: Fixed;
   readonly mmDeduction: Fixed;
+  /** imRate / ONE and mmRate / ONE reduced: 50x leverage is notional / 50, not notional x 2e16 / 1e18. */
+  readonly im: RateFraction;
+  readonly mm: RateFraction;
+}
+
+interface RateFraction {
+  readonly num: bigint;
+  readonly den: bigint;
+  /** den − 1, for the ceiling. */
+  readonly bias: bigint;
 }
 
 export class MarginSchedule {
@@ -36,7 +46,9 @@ export class MarginSchedule {
         imDeduction += mulFloor(prev.upTo, imRate - prev.imRate);
         mmDeduction += mulFloor(prev.upTo, mmRate - prev.mmRate);
       }
-      const compiled: CompiledTier = { upTo: t.upToNotional, imRate, mmRate, imDeduction, mmDeduction };
+      const compiled: CompiledTier = {
+        upTo: t.upToNotional, imRate, mmRate, imDeduction, mmDeduction, im: reduced(imRate), mm: reduced(mmRate),
+      };
       this.tiers.push(compiled);
       prev = compiled;
     }
@@ -52,14 +64,14 @@ export class MarginSchedule {
   initial(notional: Fixed): Fixed {
     if (notional <= 0n) return 0n;
     const t = this.tierFor(notional);
-    const margin = ceilDiv(notional * t.imRate);
+    const margin = ceilMul(notional, t.im);
     return t.imDeduction === 0n ? margin : margin - t.imDeduction;
   }
 
   maintenance(notional: Fixed): Fixed {
     if (notional <= 0n) return 0n;
     const t = this.tierFor(notional);
-    const margin = ceilDiv(notional * t.mmRate);
+    const margin = ceilMul(notional, t.mm);
     return t.mmDeduction === 0n ? margin : margin - t.mmDeduction;
   }
 
@@ -74,11 +86,16 @@ export class MarginSchedule {
   }
 }
 
-const ONE_MINUS_ONE = ONE - 1n;
+/** ceil(notional x rate / ONE) for a non-negative notional (the hot path of every margin check). */
+function ceilMul(notional: Fixed, rate: RateFraction): Fixed {
+  const product = rate.num === 1n ? notional : notional * rate.num;
+  return (product + rate.bias) / rate.den;
+}
 
-/** Ceiling of a non-negative product scaled back by ONE (the hot path of every margin check). */
-function ceilDiv(product: bigint): Fixed {
-  return (product + ONE_MINUS_ONE) / ONE;
+function reduced(rate: Fixed): RateFraction {
+  let [a, b] = [rate, ONE];
+  while (b !== 0n) [a, b] = [b, a % b];
+  return { num: rate / a, den: ONE / a, bias: ONE / a - 1n };
 }
 
 function mulFloor(a: Fixed, b: Fixed): Fixed {
