@@ -3,7 +3,8 @@
  * id is unique among the account's live orders and for `retentionMs` after its order ends, so a
  * retry after a lost response is refused (DUPLICATE_CLIENT_ORDER_ID) instead of trading twice. Only
  * accepted orders reserve an id; a rejected order changed nothing and its retry is a new attempt.
- * Tested through the engine tests (linear/engine.test.ts, clob/spot.test.ts) and the API tests.
+ * Both engines prune expired ids hourly on the clock tick. Tested through the engine tests
+ * (linear/engine.test.ts, clob/spot.test.ts) and the API tests.
  */
 
 export class ClientIds {

@@ -704,3 +704,26 @@ describe('MARKET_CLOSED when the index is stale', () => {
     assert.equal(reopened.ok, true, 'open again with a fresh index');
   });
 });
+
+describe('client order ids', () => {
+  test('an ended order keeps its id for the retention period; the hourly prune then forgets it', () => {
+    const v = new Venue();
+    v.fund(A, '100000');
+    const retention = coreConfig({ depositConfirmations: 1 }).linear.limits.clientIdRetentionMs;
+    const cids = ['a-1', 'a-2', 'a-3'];
+    for (const cid of cids) {
+      const placed = v.order(A, { side: 'buy', qty: '0.1', price: '99000', cid });
+      ok(v.run({ type: 'perp.cancel', account: A, orderId: Number(placed.order.id) }));
+    }
+    const ids = () => v.ex.linear.findAccount(v.id(A))!.clientIds.size;
+    rejected(v.place(A, { side: 'buy', qty: '0.1', price: '99000', cid: 'a-1' }), 'DUPLICATE_CLIENT_ORDER_ID');
+    v.t += retention - 10_000;
+    v.tick();
+    assert.equal(ids(), 3, 'still within the retention period: kept');
+    v.t += 3_600_000;
+    v.index('100000');
+    v.tick();
+    assert.equal(ids(), 0, 'pruned once the retention passed, without being used again');
+    assert.equal(v.place(A, { side: 'buy', qty: '0.1', price: '99000', cid: 'a-1' }).ok, true, 'the id is free again');
+  });
+});

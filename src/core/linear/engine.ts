@@ -76,6 +76,8 @@ export interface CancelFilter {
   readonly marginMode?: MarginMode;
 }
 
+const CLIENT_ID_PRUNE_MS = 3_600_000;
+
 export class LinearEngine implements MatchSink {
   readonly markets = new Map<string, LinearMarket>();
   private readonly accounts = new Map<number, LinearAccount>();
@@ -97,6 +99,8 @@ export class LinearEngine implements MatchSink {
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
 
+  private lastClientIdPrune = 0;
+
   constructor(readonly deps: LinearDeps) {}
 
   listMarket(spec: MarketSpec): LinearMarket {
@@ -117,6 +121,17 @@ export class LinearEngine implements MatchSink {
 
   findAccount(id: number): LinearAccount | undefined {
     return this.accounts.get(id);
+  }
+
+  /**
+   * Forgets client order ids whose retention has passed, at most once an hour (bounded memory: an
+   * ended order's id is otherwise kept until the same id is used again). Nothing a client sees
+   * changes: an expired id is already free.
+   */
+  pruneClientIds(now: number): void {
+    if (now - this.lastClientIdPrune < CLIENT_ID_PRUNE_MS) return;
+    this.lastClientIdPrune = now;
+    for (const a of this.accounts.values()) a.clientIds.prune(now, this.deps.limits.clientIdRetentionMs);
   }
 
   /** The mark at `now`: the computed mark while the index is fresh, else null. */

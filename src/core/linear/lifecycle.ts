@@ -79,6 +79,7 @@ export class LinearLifecycle {
     }
     this.checkLiquidations(null);
     this.unwindFund();
+    this.engine.pruneClientIds(now);
   }
 
   // ---- funding ----
