@@ -33,6 +33,13 @@ interface UnderlyingState {
   readonly sources: Map<string, SourceQuote>;
   push: SourceQuote | null;
   readonly twap: TwapAccumulator;
+  /**
+   * The last index computed, for the time it was computed at; dropped when an input arrives. Every
+   * order reads the index (the mark is only valid while it is fresh), often several times per
+   * command and for many commands in the same millisecond; computing it means a median and a
+   * clamped mean over every source.
+   */
+  memo: { readonly now: number; readonly value: IndexValue | null } | null;
 }
 
 export const PUSH_SOURCE = 'push';
@@ -48,11 +55,14 @@ export class IndexBoard {
       const prev = state.sources.get(q.source);
       if (prev === undefined || q.ts >= prev.ts) state.sources.set(q.source, q);
     }
+    state.memo = null;
     this.sample(underlying, now);
   }
 
   publish(underlying: string, price: Fixed, ts: number, now: number): void {
-    this.state(underlying).push = { source: PUSH_SOURCE, price, ts };
+    const state = this.state(underlying);
+    state.push = { source: PUSH_SOURCE, price, ts };
+    state.memo = null;
     this.sample(underlying, now);
   }
 
@@ -60,6 +70,13 @@ export class IndexBoard {
   index(underlying: string, now: number): IndexValue | null {
     const state = this.underlyings.get(underlying);
     if (state === undefined) return null;
+    if (state.memo !== null && state.memo.now === now) return state.memo.value;
+    const value = this.compute(state, now);
+    state.memo = { now, value };
+    return value;
+  }
+
+  private compute(state: UnderlyingState, now: number): IndexValue | null {
     const push = state.push;
     if (push !== null && push.ts >= now - this.settings.maxAgeMs) {
       return { price: push.price, sourceTs: push.ts, sources: 1 };
@@ -102,7 +119,7 @@ export class IndexBoard {
   private state(underlying: string): UnderlyingState {
     let s = this.underlyings.get(underlying);
     if (s === undefined) {
-      s = { sources: new Map(), push: null, twap: new TwapAccumulator() };
+      s = { sources: new Map(), push: null, twap: new TwapAccumulator(), memo: null };
       this.underlyings.set(underlying, s);
     }
     return s;

@@ -1,0 +1,51 @@
+/**
+ * The index board's cached index against a direct computation on random input streams: quotes
+ * arriving late, early or stale, pushes, and reads repeated at the same time or moving forward.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { indexPrice, type SourceQuote } from '../../pricing/index-price.ts';
+import { IndexBoard, type IndexSettings } from './index-board.ts';
+
+const settings: IndexSettings = { maxAgeMs: 10_000, minSources: 2, clampBps: 50, decimals: 8, twapRetentionMs: 3_600_000 };
+
+/** The index from scratch: a fresh push wins, else the sources' latest quotes. */
+function direct(sources: Map<string, SourceQuote>, push: SourceQuote | null, now: number) {
+  if (push !== null && push.ts >= now - settings.maxAgeMs) return { price: push.price, sourceTs: push.ts, sources: 1 };
+  const r = indexPrice([...sources.values()], now, settings);
+  return r === null ? null : { price: r.price, sourceTs: r.sourceTs, sources: r.used };
+}
+
+const op = fc.oneof(
+  fc.record({ kind: fc.constant('observe' as const), source: fc.constantFrom('a', 'b', 'c', 'd'), offset: fc.integer({ min: -25_000, max: 2_000 }), price: fc.bigInt({ min: 99_000n, max: 101_000n }) }),
+  fc.record({ kind: fc.constant('publish' as const), offset: fc.integer({ min: -25_000, max: 0 }), price: fc.bigInt({ min: 99_000n, max: 101_000n }) }),
+  fc.record({ kind: fc.constant('read' as const), advance: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 12_000 })) }),
+);
+
+test('the cached index always equals the index computed from scratch', () => {
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 1, maxLength: 80 }), (ops) => {
+      const board = new IndexBoard(settings);
+      const sources = new Map<string, SourceQuote>();
+      let push: SourceQuote | null = null;
+      let now = 1_000_000;
+      for (const o of ops) {
+        if (o.kind === 'observe') {
+          const q = { source: o.source, price: o.price * 10n ** 18n, ts: now + o.offset };
+          board.observe('BTC', [q], now);
+          const prev = sources.get(q.source);
+          if (prev === undefined || q.ts >= prev.ts) sources.set(q.source, q);
+        } else if (o.kind === 'publish') {
+          push = { source: 'push', price: o.price * 10n ** 18n, ts: now + o.offset };
+          board.publish('BTC', push.price, push.ts, now);
+        } else {
+          now += o.advance;
+        }
+        assert.deepEqual(board.index('BTC', now), direct(sources, push, now), `at ${now}`);
+        assert.deepEqual(board.index('BTC', now), direct(sources, push, now), `again at ${now}`);
+      }
+    }),
+    { numRuns: 400 },
+  );
+});
