@@ -5,7 +5,9 @@
  * the four buckets. Each cycle then runs 16 concurrent workers issuing bucket transfers with
  * UNIQUE amounts (the micro-USDC digits carry an operation number, so every ledger line names its
  * transfer), some withdrawals and one deposit, records every reply, and SIGKILLs the process after
- * a seeded random delay (300-1500 ms). The process restarts on the same DATA_DIR and the test
+ * a seeded random delay (300-1500 ms); the journal runs with small batches (JOURNAL_EARLY_FLUSH_AT=2)
+ * so that the worker keeps merging queued batches into shared transactions. The process restarts
+ * on the same DATA_DIR and the test
  * proves, from /wallet/history, /wallet/balance, /wallet/settlements and the chain's own file:
  *   - every acknowledged transfer, withdrawal and deposit is present exactly once;
  *   - every refused one is absent; an unacknowledged (in-flight) one is present at most once and
@@ -100,6 +102,10 @@ class ServiceProcess {
         LOG_LEVEL: 'warn',
         MARKET_MAKER: 'off',
         RATE_LIMIT_ACCOUNT: '1000000000',
+        // Small batches sent early, many in flight: the journal worker then merges queued batches
+        // into one transaction all the time, and a kill lands between and inside such commits.
+        JOURNAL_EARLY_FLUSH_AT: '2',
+        JOURNAL_MAX_IN_FLIGHT: '8',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
