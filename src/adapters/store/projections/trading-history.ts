@@ -41,6 +41,24 @@ const MIGRATIONS = [
       CREATE INDEX trades_by_account ON trades (account_id, engine, trade_id DESC);
       CREATE INDEX trades_by_market ON trades (market_id, trade_id DESC);`,
   },
+  {
+    // Every fill writes two trade rows inside the durable transaction. Keyed by how they are read
+    // (an account's trades on one engine, newest first) in a WITHOUT ROWID table, a row is one
+    // B-tree insert instead of four (the table, its primary-key index, by-account, by-market; no
+    // query reads by market: public trades come from the market history).
+    id: '0201_trades_clustered_by_account',
+    sql: `
+      CREATE TABLE trades_by_account_key (
+        trade_id INTEGER NOT NULL, account_id INTEGER NOT NULL, engine TEXT NOT NULL, order_id INTEGER NOT NULL,
+        market_id TEXT NOT NULL, side TEXT NOT NULL, price TEXT NOT NULL, quantity TEXT NOT NULL,
+        liquidity TEXT NOT NULL, fee TEXT NOT NULL, fee_bps TEXT NOT NULL, realized_pnl TEXT NOT NULL,
+        margin_mode TEXT NOT NULL, created_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, engine, trade_id)) WITHOUT ROWID;
+      INSERT INTO trades_by_account_key SELECT trade_id, account_id, engine, order_id, market_id, side, price, quantity,
+        liquidity, fee, fee_bps, realized_pnl, margin_mode, created_at FROM trades;
+      DROP TABLE trades;
+      ALTER TABLE trades_by_account_key RENAME TO trades;`,
+  },
 ];
 
 export interface OrderQuery {

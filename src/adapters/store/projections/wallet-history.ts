@@ -28,6 +28,17 @@ const MIGRATIONS = [
         updated_at INTEGER NOT NULL);
       CREATE INDEX settlements_by_account ON settlements (account_id, created_at DESC, id);`,
   },
+  {
+    // A ledger line belongs to a user or to the insurance fund: each index covers only its own
+    // rows, so a user's line (three per filled order, inside the durable transaction) is not also
+    // inserted into the system-account index under a NULL key, and the other way round.
+    id: '0101_ledger_partial_indexes',
+    sql: `
+      DROP INDEX ledger_by_account;
+      CREATE INDEX ledger_by_account ON ledger_entries (account_id, id) WHERE account_id IS NOT NULL;
+      DROP INDEX ledger_by_system;
+      CREATE INDEX ledger_by_system ON ledger_entries (system_name, asset, id) WHERE system_name IS NOT NULL;`,
+  },
 ];
 
 export interface HistoryEntry {
