@@ -5,10 +5,10 @@
  *
  * Group commit: applied commands collect in a batch; at the end of the event-loop turn, or at once
  * when `earlyFlushAt` commands are waiting, the batch goes to the journal writer, which appends it
- * to the journal and its events to the history projections in one SQLite transaction — in a worker
- * thread, so the event loop keeps applying commands while the batch is fsynced. At most
- * `maxInFlight` batches are in flight; commands keep collecting meanwhile (the next batch takes all
- * of them), so batches grow under load.
+ * to the journal and its events to the history projections in one SQLite transaction (shared with
+ * the batches queued behind it) — in a worker thread, so the event loop keeps applying commands
+ * while the batch is fsynced. At most `maxInFlight` batches are in flight; commands keep
+ * collecting meanwhile (the next batch takes all of them), so batches grow under load.
  *
  * Why flush early: requests arrive in bursts (every client answered by one commit sends its next
  * order at about the same time), and one event-loop turn can parse and apply dozens of them. Sent
@@ -40,7 +40,7 @@ export type EventListener = (events: readonly ExchangeEvent[], command: Command)
 export interface SequencerOptions {
   /** Commands waiting that send a batch at once instead of at the end of the event-loop turn. */
   readonly earlyFlushAt: number;
-  /** Batches written and not yet durable, at most (each is one SQLite transaction in the worker). */
+  /** Batches written and not yet durable, at most (the worker may commit several in one transaction). */
   readonly maxInFlight: number;
   readonly onFatal: (error: unknown) => void;
 }

@@ -44,8 +44,7 @@ export class WorkerJournalWriter implements JournalWriter {
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private failure: Error | null = null;
-  /** Transactions the worker has acknowledged (each may hold several batches). */
-  transactions = 0;
+  private acknowledged = 0;
 
   /**
    * `projected`: the event types the projections consume. Only those cross to the worker: the
@@ -76,6 +75,11 @@ export class WorkerJournalWriter implements JournalWriter {
     });
   }
 
+  /** Transactions the worker has acknowledged (each may hold several batches). */
+  get transactions(): number {
+    return this.acknowledged;
+  }
+
   async close(): Promise<void> {
     await this.worker.terminate();
   }
@@ -88,7 +92,7 @@ export class WorkerJournalWriter implements JournalWriter {
   /** One acknowledgement answers every batch up to `upTo` (ids rise, and the map keeps their order). */
   private settle(ack: AppendAck): void {
     if (!ack.ok) return this.failAll(new Error(ack.error ?? 'journal write failed'));
-    this.transactions++;
+    this.acknowledged++;
     for (const [id, w] of this.waiting) {
       if (id > ack.upTo) break;
       this.waiting.delete(id);
