@@ -119,6 +119,12 @@ export function formatFixedDigits(value: Fixed, digits: number): string {
   return negative && magnitude !== 0n ? `-${body}` : body;
 }
 
+/** Greatest common divisor of two non-negative integers (reduces rates to small fractions). */
+export function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
 /** Integer division with an explicit rounding direction. `divisor` must be non-zero. */
 export function divRound(numerator: bigint, divisor: bigint, mode: Rounding): bigint {
   if (divisor === 0n) throw new RangeError('division by zero');

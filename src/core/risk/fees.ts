@@ -8,7 +8,7 @@
  * engines on every fill, so the tier an order sees is a pure function of the command history.
  */
 import { assert } from '../assert.ts';
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, gcd, type Fixed } from '../money.ts';
 
 export interface FeeTier {
   readonly min30dVolumeUsd: Fixed;
@@ -87,11 +87,6 @@ export class FeeSchedule {
     const den = this.divisor / g;
     return { num: bps / g, den, bias: den - 1n };
   }
-}
-
-function gcd(a: bigint, b: bigint): bigint {
-  while (b !== 0n) [a, b] = [b, a % b];
-  return a;
 }
 
 /**

@@ -7,7 +7,7 @@
  * Initial margin rounds up, maintenance margin rounds up (both protect the venue).
  */
 import { assert } from '../assert.ts';
-import { divRound, ONE, type Fixed } from '../money.ts';
+import { divRound, gcd, ONE, type Fixed } from '../money.ts';
 import type { MarginTier } from '../markets.ts';
 
 interface CompiledTier {
@@ -93,9 +93,8 @@ function ceilMul(notional: Fixed, rate: RateFraction): Fixed {
 }
 
 function reduced(rate: Fixed): RateFraction {
-  let [a, b] = [rate, ONE];
-  while (b !== 0n) [a, b] = [b, a % b];
-  return { num: rate / a, den: ONE / a, bias: ONE / a - 1n };
+  const g = gcd(rate, ONE);
+  return { num: rate / g, den: ONE / g, bias: ONE / g - 1n };
 }
 
 function mulFloor(a: Fixed, b: Fixed): Fixed {
