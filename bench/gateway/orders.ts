@@ -19,8 +19,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon, { type RequestSpec, type Result } from 'autocannon';
-import { admin, call, freePort, fund, signIn, waitFor, type Trader } from '../../test/support/harness.ts';
+import { call, freePort, waitFor } from '../../test/support/harness.ts';
 import { startService } from '../shared/child-service.ts';
+import { ORDER_VENUE_ENV, setUpOrderVenue } from '../shared/order-venue.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -72,25 +73,6 @@ function orderRequests(path: string, token: string | null): RequestSpec[] {
   ];
 }
 
-async function setUpExchange(url: string): Promise<Trader> {
-  const [maker, taker] = [await signIn(url), await signIn(url)];
-  await Promise.all([fund(url, maker, '100000000', 20_000), fund(url, taker, '10000000', 20_000)]);
-  for (const [t, amount] of [[maker, '90000000'], [taker, '9000000']] as const) {
-    const r = await call(url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount } });
-    if (r.status !== 200) throw new Error(`transfer failed: ${JSON.stringify(r.body)}`);
-  }
-  const index = await call(url, '/admin/index', { headers: admin, body: { underlying: 'BTC', price: '100000' } });
-  if (index.status !== 200) throw new Error(`index failed: ${JSON.stringify(index.body)}`);
-  const quotes = [];
-  for (let i = 1; i <= 20; i++) {
-    quotes.push({ side: 'buy', price: String(100_000 - i * 5), quantity: '200', postOnly: true });
-    quotes.push({ side: 'sell', price: String(100_000 + i * 5), quantity: '200', postOnly: true });
-  }
-  const book = await call(url, '/perps/quotes/bulk', { token: maker.token, body: { marketId: 'BTC-PERP', cancelAll: true, quotes } });
-  if (book.status !== 200 || book.body.rejected.length > 0) throw new Error(`maker book failed: ${JSON.stringify(book.body).slice(0, 300)}`);
-  return taker;
-}
-
 function figures(r: Result) {
   return {
     requestsPerSec: Math.round(r['2xx'] / r.duration),
@@ -113,9 +95,9 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(os.tmpdir(), 'exchange-orders-bench-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const service = await startService(dataDir, port, { FEED: 'push', INDEX_MAX_AGE_MS: '86400000', RATE_LIMIT_ORDERS: '1000000000', RATE_LIMIT_ACCOUNT: '1000000000' });
+  const service = await startService(dataDir, port, ORDER_VENUE_ENV);
   try {
-    const taker = await setUpExchange(url);
+    const taker = await setUpOrderVenue(url);
     await load(url, orderRequests('/perps/orders', taker.token), WARMUP_S);
     const before = (await call(url, '/health')).body.journalSeq as number;
     const exchangeRaw = await load(url, orderRequests('/perps/orders', taker.token), DURATION_S);

@@ -7,7 +7,7 @@
  *   POST /perps/orders          a durable IOC order that fills: the core, the group commit in the
  *                               journal worker, the stream mirrors and the order response
  * The gap between the last two is what durability, execution and the response cost on top of the
- * framework path. Setup as in bench/gateway/orders.ts (push feed, a maker's deep two-sided book).
+ * framework path. The venue is bench/gateway/orders.ts's (bench/shared/order-venue.ts).
  *
  * Run: node --import tsx bench/gateway/paths.ts [--connections 50 --duration 6 --warmup 2]
  */
@@ -16,8 +16,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon, { type RequestSpec } from 'autocannon';
-import { admin, call, freePort, fund, signIn } from '../../test/support/harness.ts';
+import { freePort } from '../../test/support/harness.ts';
 import { startService } from '../shared/child-service.ts';
+import { ORDER_VENUE_ENV, setUpOrderVenue } from '../shared/order-venue.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -30,28 +31,9 @@ const { values: args } = parseArgs({
 const dataDir = mkdtempSync(join(os.tmpdir(), 'exchange-paths-bench-'));
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
-const service = await startService(dataDir, port, {
-  FEED: 'push',
-  INDEX_MAX_AGE_MS: '86400000',
-  RATE_LIMIT_ORDERS: '1000000000',
-  RATE_LIMIT_ACCOUNT: '1000000000',
-});
+const service = await startService(dataDir, port, ORDER_VENUE_ENV);
 try {
-  const [maker, taker] = [await signIn(url), await signIn(url)];
-  await Promise.all([fund(url, maker, '100000000', 20_000), fund(url, taker, '10000000', 20_000)]);
-  for (const [t, amount] of [[maker, '90000000'], [taker, '9000000']] as const) {
-    const moved = await call(url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount } });
-    if (moved.status !== 200) throw new Error(`transfer failed: ${JSON.stringify(moved.body)}`);
-  }
-  await call(url, '/admin/index', { headers: admin, body: { underlying: 'BTC', price: '100000' } });
-  const quotes = [];
-  for (let i = 1; i <= 20; i++) {
-    quotes.push({ side: 'buy', price: String(100_000 - i * 5), quantity: '200', postOnly: true });
-    quotes.push({ side: 'sell', price: String(100_000 + i * 5), quantity: '200', postOnly: true });
-  }
-  const book = await call(url, '/perps/quotes/bulk', { token: maker.token, body: { marketId: 'BTC-PERP', cancelAll: true, quotes } });
-  if (book.status !== 200) throw new Error(`maker book failed: ${JSON.stringify(book.body).slice(0, 300)}`);
-
+  const taker = await setUpOrderVenue(url);
   const headers = { authorization: `Bearer ${taker.token}`, 'content-type': 'application/json' };
   const order = (side: string) => JSON.stringify({ marketId: 'BTC-PERP', side, quantity: '0.001', type: 'market' });
   const paths: [string, RequestSpec[]][] = [

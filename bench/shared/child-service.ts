@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ADMIN_TOKEN, waitFor } from '../../test/support/harness.ts';
+import { testServiceEnv, waitFor } from '../../test/support/harness.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -14,19 +14,7 @@ export async function startService(dataDir: string, port: number, env: Record<st
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_ORIGIN: 'http://exchange.test',
-      ADMIN_TOKEN,
-      CHAIN_BLOCK_MS: '40',
-      DEPOSIT_CONFIRMATIONS: '2',
-      LOG_LEVEL: 'warn',
-      MARKET_MAKER: 'off',
-      ...env,
-    },
+    env: { ...process.env, ...testServiceEnv(dataDir, port), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   let exited: number | null = null;

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { mulberry32 } from '../../src/adapters/feed/price-model.ts';
-import { ADMIN_TOKEN, admin, call, freePort, fund, signIn, waitFor, type Trader } from '../support/harness.ts';
+import { admin, call, freePort, fund, signIn, testServiceEnv, waitFor, type Trader } from '../support/harness.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SEED = process.env.SEED !== undefined ? Number(process.env.SEED) : Date.now() % 2 ** 31;
@@ -92,15 +92,7 @@ class ServiceProcess {
       cwd: ROOT,
       env: {
         ...process.env,
-        DATA_DIR: this.dataDir,
-        PORT: String(this.port),
-        HOST: '127.0.0.1',
-        PUBLIC_ORIGIN: 'http://exchange.test',
-        ADMIN_TOKEN,
-        CHAIN_BLOCK_MS: '40',
-        DEPOSIT_CONFIRMATIONS: '2',
-        LOG_LEVEL: 'warn',
-        MARKET_MAKER: 'off',
+        ...testServiceEnv(this.dataDir, this.port),
         RATE_LIMIT_ACCOUNT: '1000000000',
         // Small batches sent early, many in flight: the journal worker then merges queued batches
         // into one transaction all the time, and a kill lands between and inside such commits.

@@ -24,24 +24,31 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/**
+ * The settings every test and benchmark service runs with (simulated chain with fast blocks and
+ * two confirmations, admin token, market maker off, warnings only), on `dataDir` and `port`.
+ */
+export function testServiceEnv(dataDir: string, port: number | string): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_ORIGIN,
+    ADMIN_TOKEN,
+    CHAIN_BLOCK_MS: '40',
+    DEPOSIT_CONFIRMATIONS: '2',
+    LOG_LEVEL: 'warn',
+    MARKET_MAKER: 'off',
+  };
+}
+
 export async function startService(
   env: Record<string, string> = {},
   dataDir?: string,
   options: { clock?: { now(): number } } = {},
 ): Promise<TestService> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'exchange-test-'));
-  const merged: Record<string, string> = {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dir,
-    PUBLIC_ORIGIN,
-    ADMIN_TOKEN,
-    CHAIN_BLOCK_MS: '40',
-    DEPOSIT_CONFIRMATIONS: '2',
-    LOG_LEVEL: 'silent',
-    MARKET_MAKER: 'off',
-    ...env,
-  };
+  const merged: Record<string, string> = { ...testServiceEnv(dir, 0), LOG_LEVEL: 'silent', ...env };
   // `ADMIN_TOKEN: ''` stands for "not set": the service then serves no /admin routes at all.
   if (merged.ADMIN_TOKEN === '') delete merged.ADMIN_TOKEN;
   const settings = loadSettings(merged);
