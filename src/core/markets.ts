@@ -59,13 +59,27 @@ export class MarketUnits {
 
   /** Exact price of a Fixed as ticks; the caller has checked it is on the tick. */
   ticks(price: Fixed): number {
-    assert(price % this.tick === 0n, 'price is not on the tick');
-    return Number(price / this.tick);
+    const ticks = this.ticksOrNaN(price);
+    assert(!Number.isNaN(ticks), 'price is not on the tick');
+    return ticks;
   }
 
   lots(size: Fixed): number {
-    assert(size % this.step === 0n, 'size is not on the step');
-    return Number(size / this.step);
+    const lots = this.lotsOrNaN(size);
+    assert(!Number.isNaN(lots), 'size is not on the step');
+    return lots;
+  }
+
+  /** The price in whole ticks, or NaN when it is off the tick (one check and conversion per order). */
+  ticksOrNaN(price: Fixed): number {
+    const ticks = price / this.tick;
+    return ticks * this.tick === price ? Number(ticks) : NaN;
+  }
+
+  /** The size in whole lots, or NaN when it is off the step. */
+  lotsOrNaN(size: Fixed): number {
+    const lots = size / this.step;
+    return lots * this.step === size ? Number(lots) : NaN;
   }
 
   notional(ticks: number, lots: number): Fixed {

@@ -87,8 +87,10 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   if (market.status !== 'open') return reject('MARKET_CLOSED', `market ${market.spec.id} is ${market.status}`);
   if (market.spec.expiry !== null && c.now >= market.spec.expiry) return reject('MARKET_CLOSED', `market ${market.spec.id} has expired`);
   const units = market.units;
-  if (r.price !== null && r.price % units.tick !== 0n) return reject('INVALID_TICK', `price must be a multiple of ${formatDecimal(units.tick)}`);
-  if (r.quantity % units.step !== 0n) return reject('INVALID_STEP', `quantity must be a multiple of ${formatDecimal(units.step)}`);
+  const priceTicks = r.price === null ? 0 : units.ticksOrNaN(r.price);
+  if (Number.isNaN(priceTicks)) return reject('INVALID_TICK', `price must be a multiple of ${formatDecimal(units.tick)}`);
+  const orderedLots = units.lotsOrNaN(r.quantity);
+  if (Number.isNaN(orderedLots)) return reject('INVALID_STEP', `quantity must be a multiple of ${formatDecimal(units.step)}`);
   const offTick = offTickTrigger(r, units.tick);
   if (offTick !== null) return reject('INVALID_TICK', `${offTick} must be a multiple of ${formatDecimal(units.tick)}`);
   if (r.quantity < market.spec.minSize || r.quantity > market.spec.maxSize) {
@@ -96,7 +98,6 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   }
   const mark = c.mark;
   if (mark === null && !r.reduceOnly) return reject('MARKET_CLOSED', `no fresh mark price for ${market.spec.id}: only reduce-only orders are accepted`);
-  const priceTicks = r.price === null ? 0 : units.ticks(r.price);
   const trigger = triggerOf(r, mark);
   if (mark !== null && r.price !== null && trigger === null && !market.priceInBand(r.side, priceTicks, mark)) {
     return reject('PRICE_OUT_OF_BAND', `price must be within ${market.spec.priceBandBps / 100}% of the mark ${formatDecimal(mark)}`);
@@ -107,7 +108,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     const existing = c.account.clientIds.inUse(r.clientOrderId, c.now, c.limits.clientIdRetentionMs);
     if (existing !== null) return reject('DUPLICATE_CLIENT_ORDER_ID', `clientOrderId ${r.clientOrderId} is already used by order ${existing}`);
   }
-  let lots = units.lots(r.quantity);
+  let lots = orderedLots;
   const position = c.account.position(market, r.marginMode);
   if (r.reduceOnly) {
     const size = position?.size ?? 0;
@@ -130,7 +131,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   slot.plan = { lots, limitTicks, priceTicks, trigger, notional, marginRequired, feeRole, feeBps, estFee, volume30d: c.volume30d };
   if (marginRequired > 0n) {
     const risk = accountRisk(c.account, c.balance);
-    const feeReserve = r.postOnly ? 0n : c.fee(notional, c.feeRate('taker'));
+    const feeReserve = r.postOnly ? 0n : feeRole === 'taker' ? estFee : c.fee(notional, c.feeRate('taker'));
     if (risk.free - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
       return reject('INSUFFICIENT_MARGIN', `order needs ${formatDecimal(marginRequired)} USDC of margin; free collateral is ${formatDecimal(risk.free)}`);
     }
