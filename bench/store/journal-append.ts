@@ -4,9 +4,8 @@
  * history projections of its events). This is why the worker merges the batches that queue behind
  * a commit (adapters/store/journal-worker.ts) and the sequencer may send batches early.
  *
- * The commands are real: IOC market buys of 0.001 BTC-PERP that fill against a resting sell, run
- * through the core (the full-path engine adapter's exchange), so each one journals with the events
- * the projections consume (two orders, a fill, three ledger lines), as in bench/gateway/orders.ts.
+ * The commands are real (filled-orders.ts: filled IOC market orders from the core), each journaled
+ * with the events the projections consume (two orders, a fill, three ledger lines).
  * Each batch size appends the same commands to a fresh SQLite file (WAL), in one thread, and the
  * figures are wall and CPU time per command.
  *
@@ -17,12 +16,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase, type Synchronous } from '../../src/adapters/store/database.ts';
-import { Journal, type CommittedCommand } from '../../src/adapters/store/journal.ts';
+import { Journal } from '../../src/adapters/store/journal.ts';
 import { historyProjectors } from '../../src/adapters/store/projections/index.ts';
-import { BUY, SELL } from '../../src/core/book/order-book.ts';
-import type { Command } from '../../src/core/commands.ts';
-import { PLAIN_ORDER, type OrderRequest } from '../../src/core/linear/order.ts';
-import { fullAdapter } from '../engine/adapters/full.ts';
+import type { ExchangeEvent } from '../../src/core/events.ts';
+import { filledOrders } from './filled-orders.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,41 +31,9 @@ const COMMANDS = Number(args.commands);
 if (args.synchronous !== 'FULL' && args.synchronous !== 'NORMAL') throw new Error('--synchronous is FULL or NORMAL');
 const SYNCHRONOUS: Synchronous = args.synchronous;
 const BATCH_SIZES = [1, 4, 16, 64, 256];
-const MAKER = `0x${'3'.repeat(40)}`;
-const TAKER = `0x${'1'.repeat(40)}`;
+const PROJECTED = new Set<ExchangeEvent['type']>(['order', 'fill', 'ledger', 'settlement']);
 
-function order(side: 0 | 1, price: bigint | null): OrderRequest {
-  return {
-    marketId: 'BTC-PERP',
-    side,
-    type: price === null ? 'market' : 'limit',
-    quantity: 10n ** 15n,
-    price,
-    timeInForce: price === null ? 'ioc' : 'gtc',
-    postOnly: false,
-    reduceOnly: false,
-    marginMode: 'cross',
-    ...PLAIN_ORDER,
-  };
-}
-
-/** Filled market orders with the events the projections consume, as the sequencer batches them. */
-function committedOrders(count: number): CommittedCommand[] {
-  const venue = fullAdapter.newBook();
-  const projected = new Set(['order', 'fill', 'ledger', 'settlement']);
-  const out: CommittedCommand[] = [];
-  for (let i = 0; i < count; i++) {
-    const ts = venue.now + i;
-    const rest = venue.exchange.execute({ type: 'perp.place', account: MAKER, request: order(SELL, 10_001n * 10n ** 18n) }, ts);
-    const command: Command = { type: 'perp.place', account: TAKER, request: order(BUY, null) };
-    const taken = venue.exchange.execute(command, ts);
-    if (!rest.ok || !taken.ok) throw new Error('setup order refused');
-    out.push({ ts, command, events: taken.events.filter((e) => projected.has(e.type)) });
-  }
-  return out;
-}
-
-const items = committedOrders(COMMANDS);
+const items = filledOrders(COMMANDS).map((c) => ({ ...c, events: c.events.filter((e) => PROJECTED.has(e.type)) }));
 console.log(`journal append: ${COMMANDS} filled orders per batch size, synchronous=${SYNCHRONOUS}, node ${process.version}`);
 console.log('batch  wall us/command  cpu us/command  (of which kernel)');
 for (const size of BATCH_SIZES) {

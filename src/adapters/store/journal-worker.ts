@@ -10,12 +10,13 @@
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openDatabase } from './database.ts';
-import { Journal, type CommittedCommand } from './journal.ts';
+import { Journal } from './journal.ts';
+import { unpackCommitted, type PackedCommand } from './journal-message.ts';
 import { historyProjectors } from './projections/index.ts';
 
 export interface AppendMessage {
   readonly id: number;
-  readonly batch: readonly CommittedCommand[];
+  readonly batch: readonly PackedCommand[];
 }
 
 /** Every batch with an id up to `upTo` is durable (ok) or was not written (the worker failed). */
@@ -36,12 +37,12 @@ const db = openDatabase(dbPath);
 const journal = new Journal(db, historyProjectors(db));
 
 port.on('message', (first: AppendMessage) => {
-  const batches = [first.batch];
+  const batches = [first.batch.map(unpackCommitted)];
   let last = first.id;
   while (batches.length < maxCoalesced) {
     const queued = receiveMessageOnPort(port) as { message: AppendMessage } | undefined;
     if (queued === undefined) break;
-    batches.push(queued.message.batch);
+    batches.push(queued.message.batch.map(unpackCommitted));
     last = queued.message.id;
   }
   let ack: AppendAck;

@@ -9,12 +9,14 @@
  *                         are committed strictly in the order they were sent; the batches that
  *                         queue up while one transaction commits share the next one
  *                         (journal-worker.ts); the commands and the events the projections
- *                         consume cross to the worker by structured clone (bigints included).
+ *                         consume cross to the worker by structured clone, each command's
+ *                         events flattened into one array of values (journal-message.ts).
  */
 import { Worker } from 'node:worker_threads';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { CommittedCommand, Journal } from './journal.ts';
 import type { AppendAck, AppendMessage, JournalWorkerData } from './journal-worker.ts';
+import { packCommitted } from './journal-message.ts';
 
 export interface JournalWriter {
   /** Resolves once the batch is durable; rejects if it could not be written (fail-stop). */
@@ -70,7 +72,7 @@ export class WorkerJournalWriter implements JournalWriter {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      const message: AppendMessage = { id, batch: batch.map((c) => this.projectedOnly(c)) };
+      const message: AppendMessage = { id, batch: batch.map((c) => packCommitted(c, this.projected)) };
       this.worker.postMessage(message);
     });
   }
@@ -82,11 +84,6 @@ export class WorkerJournalWriter implements JournalWriter {
 
   async close(): Promise<void> {
     await this.worker.terminate();
-  }
-
-  private projectedOnly(c: CommittedCommand): CommittedCommand {
-    const projected = this.projected;
-    return { ts: c.ts, command: c.command, events: c.events.filter((e) => projected.has(e.type)) };
   }
 
   /** One acknowledgement answers every batch up to `upTo` (ids rise, and the map keeps their order). */
