@@ -48,6 +48,8 @@ export class SimulatedChain implements ChainPort {
   private readonly listeners: ((head: number) => void)[] = [];
   private timer: NodeJS.Timeout | null = null;
   private readonly now: () => number;
+  /** Prepared once: blocks are mined on a timer on the event loop, and a prepare costs more than the query. */
+  private readonly sql;
 
   constructor(private readonly options: SimulatedChainOptions) {
     this.chainId = options.chainId;
@@ -59,15 +61,28 @@ export class SimulatedChain implements ChainPort {
     migrate(this.db, MIGRATIONS);
     this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('salt', ?)").run(randomBytes(16).toString('hex'));
     this.salt = (this.db.prepare("SELECT value FROM meta WHERE key = 'salt'").get() as { value: string }).value;
+    const db = this.db;
+    this.sql = {
+      addressOf: db.prepare('SELECT address FROM deposit_addresses WHERE owner = ?'),
+      insertAddress: db.prepare('INSERT INTO deposit_addresses (address, owner) VALUES (?, ?)'),
+      head: db.prepare('SELECT COALESCE(MAX(number), 0) AS n FROM blocks'),
+      depositsFrom: db.prepare(
+        `SELECT t.hash, t.amount, t.block_number, d.owner FROM txs t JOIN deposit_addresses d ON d.address = t.to_addr
+         WHERE t.kind = 'deposit' AND t.dropped = 0 AND t.block_number >= ? ORDER BY t.block_number, t.seq`,
+      ),
+      blockHash: db.prepare('SELECT hash FROM blocks WHERE number = ?'),
+      insertBlock: db.prepare('INSERT INTO blocks (number, hash, parent_hash, ts) VALUES (?, ?, ?, ?)'),
+      includeMempool: db.prepare('UPDATE txs SET block_number = ? WHERE block_number IS NULL AND dropped = 0'),
+    };
   }
 
   depositAddress(owner: string): string {
-    const existing = this.db.prepare('SELECT address FROM deposit_addresses WHERE owner = ?').get(owner) as
+    const existing = this.sql.addressOf.get(owner) as
       | { address: string }
       | undefined;
     if (existing !== undefined) return existing.address;
     const address = `0x${sha256(`deposit:${this.salt}:${owner}`).slice(0, 40)}`;
-    this.db.prepare('INSERT INTO deposit_addresses (address, owner) VALUES (?, ?)').run(address, owner);
+    this.sql.insertAddress.run(address, owner);
     return address;
   }
 
@@ -77,17 +92,12 @@ export class SimulatedChain implements ChainPort {
   }
 
   head(): number {
-    return (this.db.prepare('SELECT COALESCE(MAX(number), 0) AS n FROM blocks').get() as { n: number }).n;
+    return (this.sql.head.get() as { n: number }).n;
   }
 
   depositsSince(fromBlock: number): ChainDeposit[] {
     const head = this.head();
-    const rows = this.db
-      .prepare(
-        `SELECT t.hash, t.amount, t.block_number, d.owner FROM txs t JOIN deposit_addresses d ON d.address = t.to_addr
-         WHERE t.kind = 'deposit' AND t.dropped = 0 AND t.block_number >= ? ORDER BY t.block_number, t.seq`,
-      )
-      .all(fromBlock) as { hash: string; amount: string; block_number: number; owner: string }[];
+    const rows = this.sql.depositsFrom.all(fromBlock) as { hash: string; amount: string; block_number: number; owner: string }[];
     return rows.map((r) => ({
       txHash: r.hash,
       owner: r.owner,
@@ -128,12 +138,12 @@ export class SimulatedChain implements ChainPort {
 
   mineBlock(): number {
     const number = this.head() + 1;
-    const parent = this.db.prepare('SELECT hash FROM blocks WHERE number = ?').get(number - 1) as { hash: string } | undefined;
+    const parent = this.sql.blockHash.get(number - 1) as { hash: string } | undefined;
     const parentHash = parent?.hash ?? '0x' + '0'.repeat(64);
     const hash = `0x${sha256(`block:${this.salt}:${number}:${parentHash}:${this.now()}`)}`;
     this.db.transaction(() => {
-      this.db.prepare('INSERT INTO blocks (number, hash, parent_hash, ts) VALUES (?, ?, ?, ?)').run(number, hash, parentHash, this.now());
-      this.db.prepare('UPDATE txs SET block_number = ? WHERE block_number IS NULL AND dropped = 0').run(number);
+      this.sql.insertBlock.run(number, hash, parentHash, this.now());
+      this.sql.includeMempool.run(number);
     })();
     this.notify(number);
     return number;
