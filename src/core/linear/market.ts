@@ -55,6 +55,11 @@ export class LinearMarket {
   markVersion = 0;
   /** Value of one lot at the risk mark (exact: the mark is on the tick). */
   riskLotValue: Fixed = 0n;
+  /** The band edges (bandLimitTicks) at `bandMark`. */
+  private bandMark: Fixed | null = null;
+  private bandBuyTicks = 0;
+  private bandSellTicks = 0;
+  private readonly bandBps: bigint;
   private basisEma: EmaState = emptyEma();
   private localMedianEma: EmaState = emptyEma();
   /** Sum of long position lots (= short lots). */
@@ -75,6 +80,7 @@ export class LinearMarket {
     this.units = new MarketUnits(spec);
     this.margin = new MarginSchedule(spec.marginTiers);
     this.modeKeys = { cross: `${spec.id}|cross`, isolated: `${spec.id}|isolated` };
+    this.bandBps = BigInt(spec.priceBandBps);
   }
 
   get isPerp(): boolean {
@@ -144,11 +150,15 @@ export class LinearMarket {
 
   /** Ticks of the price band edge for a taker of `side` around `mark`. */
   bandLimitTicks(side: 0 | 1, mark: Fixed): number {
-    const band = (mark * BigInt(this.spec.priceBandBps)) / 10_000n;
-    if (side === BUY) return Number((mark + band) / this.units.tick);
-    const low = mark - band;
-    const ticks = (low + this.units.tick - 1n) / this.units.tick;
-    return Number(ticks < 1n ? 1n : ticks);
+    // Every order reads an edge; both are kept until the mark moves (bigint equality is by value).
+    if (mark !== this.bandMark) {
+      const band = (mark * this.bandBps) / 10_000n;
+      const low = (mark - band + this.units.tick - 1n) / this.units.tick;
+      this.bandBuyTicks = Number((mark + band) / this.units.tick);
+      this.bandSellTicks = Number(low < 1n ? 1n : low);
+      this.bandMark = mark;
+    }
+    return side === BUY ? this.bandBuyTicks : this.bandSellTicks;
   }
 
   /** Whether a limit price is inside the band around the mark (buy <= mark+band, sell >= mark-band). */
