@@ -12,7 +12,7 @@ import { reject, type Rejection } from '../errors.ts';
 import { formatDecimal, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
-import { accountRisk, cachedOrdersMargin, ordersMargin, riskMark } from './margin.ts';
+import { cachedOrdersMargin, freeCollateral, ordersMargin, riskMark } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder, OrderRequest, Trigger } from './order.ts';
 
@@ -130,10 +130,10 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   const marginRequired = r.reduceOnly ? 0n : marginDelta(market, r, c, lots, notional, mark ?? 0n);
   slot.plan = { lots, limitTicks, priceTicks, trigger, notional, marginRequired, feeRole, feeBps, estFee, volume30d: c.volume30d };
   if (marginRequired > 0n) {
-    const risk = accountRisk(c.account, c.balance);
+    const free = freeCollateral(c.account, c.balance);
     const feeReserve = r.postOnly ? 0n : feeRole === 'taker' ? estFee : c.fee(notional, c.feeRate('taker'));
-    if (risk.free - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
-      return reject('INSUFFICIENT_MARGIN', `order needs ${formatDecimal(marginRequired)} USDC of margin; free collateral is ${formatDecimal(risk.free)}`);
+    if (free - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
+      return reject('INSUFFICIENT_MARGIN', `order needs ${formatDecimal(marginRequired)} USDC of margin; free collateral is ${formatDecimal(free)}`);
     }
   }
   if (trigger !== null) return null;

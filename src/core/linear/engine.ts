@@ -48,7 +48,7 @@ export interface LinearDeps {
 
 export interface PlaceResult {
   readonly order: OrderRecord;
-  readonly fills: FillRecord[];
+  readonly fills: readonly FillRecord[];
   readonly position: PositionRecord | null;
 }
 
@@ -77,6 +77,8 @@ export interface CancelFilter {
 }
 
 const CLIENT_ID_PRUNE_MS = 3_600_000;
+/** The fills of an order that took none (most orders rest): one shared, frozen array. */
+const NO_FILLS: readonly FillRecord[] = Object.freeze([]);
 
 export class LinearEngine implements MatchSink {
   readonly markets = new Map<string, LinearMarket>();
@@ -97,7 +99,7 @@ export class LinearEngine implements MatchSink {
   private readonly pendingFees = new PendingSums<number>();
   private readonly pendingPositions = new TouchedSet<Position>();
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
-  private readonly pendingResults: { result: { order: OrderRecord; fills: FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
+  private readonly pendingResults: { result: { order: OrderRecord; fills: readonly FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
 
   private lastClientIdPrune = 0;
 
@@ -847,7 +849,7 @@ export class LinearEngine implements MatchSink {
 
   /** The order's result, completed by `flush` at the end of the command. */
   private resultOf(order: LinearOrder): PlaceResult {
-    const result = { order: null as unknown as OrderRecord, fills: order.takerFills ?? [], position: null };
+    const result = { order: null as unknown as OrderRecord, fills: order.takerFills ?? NO_FILLS, position: null };
     this.pendingResults.push({ result, order });
     return result;
   }

@@ -101,7 +101,10 @@ function valuation(p: Position): boolean {
   return true;
 }
 
-export function accountRisk(account: LinearAccount, balance: Fixed): AccountRisk {
+/** The sums accountRisk reports, accumulated in one reused object (the margin gate runs on every order). */
+const sums = { isolatedAllocated: 0n, crossUnrealized: 0n, positionIM: 0n, positionMM: 0n, orderIM: 0n };
+
+function sumRisk(account: LinearAccount): typeof sums {
   let isolatedAllocated = 0n;
   let crossUnrealized = 0n;
   let positionIM = 0n;
@@ -121,6 +124,16 @@ export function accountRisk(account: LinearAccount, balance: Fixed): AccountRisk
     if (totals.isEmpty()) continue;
     orderIM += cachedOrdersMargin(totals, account.position(totals.market, totals.mode)?.size ?? 0);
   }
+  sums.isolatedAllocated = isolatedAllocated;
+  sums.crossUnrealized = crossUnrealized;
+  sums.positionIM = positionIM;
+  sums.positionMM = positionMM;
+  sums.orderIM = orderIM;
+  return sums;
+}
+
+export function accountRisk(account: LinearAccount, balance: Fixed): AccountRisk {
+  const { isolatedAllocated, crossUnrealized, positionIM, positionMM, orderIM } = sumRisk(account);
   const crossEquity = balance - isolatedAllocated + crossUnrealized;
   return {
     balance,
@@ -132,6 +145,12 @@ export function accountRisk(account: LinearAccount, balance: Fixed): AccountRisk
     orderIM,
     free: crossEquity - positionIM - orderIM,
   };
+}
+
+/** accountRisk(account, balance).free, without building the report (the margin gate's question). */
+export function freeCollateral(account: LinearAccount, balance: Fixed): Fixed {
+  const s = sumRisk(account);
+  return balance - s.isolatedAllocated + s.crossUnrealized - s.positionIM - s.orderIM;
 }
 
 /** Maintenance check of one isolated position: equity (allocation + uPnL) against its MM. */
