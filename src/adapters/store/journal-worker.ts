@@ -37,17 +37,18 @@ const db = openDatabase(dbPath);
 const journal = new Journal(db, historyProjectors(db));
 
 port.on('message', (first: AppendMessage) => {
-  const batches = [first.batch.map(unpackCommitted)];
+  const batches = [first.batch];
   let last = first.id;
   while (batches.length < maxCoalesced) {
     const queued = receiveMessageOnPort(port) as { message: AppendMessage } | undefined;
     if (queued === undefined) break;
-    batches.push(queued.message.batch.map(unpackCommitted));
+    batches.push(queued.message.batch);
     last = queued.message.id;
   }
   let ack: AppendAck;
   try {
-    journal.append(batches.length === 1 ? batches[0]! : batches.flat());
+    // Unpacked inside the try: a malformed message fails its batches like a disk error would.
+    journal.append(batches.flat().map(unpackCommitted));
     ack = { upTo: last, ok: true };
   } catch (error) {
     ack = { upTo: last, ok: false, error: error instanceof Error ? error.message : String(error) };
