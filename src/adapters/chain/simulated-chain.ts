@@ -48,7 +48,7 @@ export class SimulatedChain implements ChainPort {
   private readonly listeners: ((head: number) => void)[] = [];
   private timer: NodeJS.Timeout | null = null;
   private readonly now: () => number;
-  /** Prepared once: blocks are mined on a timer on the event loop, and a prepare costs more than the query. */
+  /** Every statement, prepared once: blocks are mined on a timer on the event loop, and a prepare costs more than its query. */
   private readonly sql;
 
   constructor(private readonly options: SimulatedChainOptions) {
@@ -73,6 +73,13 @@ export class SimulatedChain implements ChainPort {
       blockHash: db.prepare('SELECT hash FROM blocks WHERE number = ?'),
       insertBlock: db.prepare('INSERT INTO blocks (number, hash, parent_hash, ts) VALUES (?, ?, ?, ?)'),
       includeMempool: db.prepare('UPDATE txs SET block_number = ? WHERE block_number IS NULL AND dropped = 0'),
+      txState: db.prepare('SELECT block_number, dropped FROM txs WHERE hash = ?'),
+      payoutByRef: db.prepare('SELECT hash FROM txs WHERE ref = ? AND dropped = 0'),
+      hotWalletMoves: db.prepare(`SELECT kind, amount FROM txs WHERE dropped = 0 AND (kind = 'withdrawal' OR block_number IS NOT NULL)`),
+      dropAbove: db.prepare('UPDATE txs SET dropped = 1, block_number = NULL WHERE block_number > ?'),
+      deleteBlocksAbove: db.prepare('DELETE FROM blocks WHERE number > ?'),
+      nextSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS s FROM txs'),
+      insertTx: db.prepare('INSERT INTO txs (hash, seq, kind, from_addr, to_addr, amount, ref, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     };
   }
 
@@ -108,7 +115,7 @@ export class SimulatedChain implements ChainPort {
   }
 
   txState(txHash: string): ChainTxState {
-    const row = this.db.prepare('SELECT block_number, dropped FROM txs WHERE hash = ?').get(txHash) as
+    const row = this.sql.txState.get(txHash) as
       | { block_number: number | null; dropped: number }
       | undefined;
     if (row === undefined) return { state: 'unknown' };
@@ -118,7 +125,7 @@ export class SimulatedChain implements ChainPort {
   }
 
   sendWithdrawal(ref: string, to: string, amount: bigint): SendResult {
-    const existing = this.db.prepare('SELECT hash FROM txs WHERE ref = ? AND dropped = 0').get(ref) as
+    const existing = this.sql.payoutByRef.get(ref) as
       | { hash: string }
       | undefined;
     if (existing !== undefined) return { ok: true, txHash: existing.hash };
@@ -128,9 +135,7 @@ export class SimulatedChain implements ChainPort {
 
   /** Confirmed deposits minus every payout that has not been dropped (mempool included). */
   hotWalletBalance(): bigint {
-    const rows = this.db
-      .prepare(`SELECT kind, amount FROM txs WHERE dropped = 0 AND (kind = 'withdrawal' OR block_number IS NOT NULL)`)
-      .all() as { kind: string; amount: string }[];
+    const rows = this.sql.hotWalletMoves.all() as { kind: string; amount: string }[];
     let balance = 0n;
     for (const r of rows) balance += r.kind === 'deposit' ? BigInt(r.amount) : -BigInt(r.amount);
     return balance;
@@ -155,8 +160,8 @@ export class SimulatedChain implements ChainPort {
     const keep = Math.max(0, head - depth);
     let dropped = 0;
     this.db.transaction(() => {
-      dropped = this.db.prepare('UPDATE txs SET dropped = 1, block_number = NULL WHERE block_number > ?').run(keep).changes;
-      this.db.prepare('DELETE FROM blocks WHERE number > ?').run(keep);
+      dropped = this.sql.dropAbove.run(keep).changes;
+      this.sql.deleteBlocksAbove.run(keep);
     })();
     this.notify(keep);
     return { head: keep, droppedTxs: dropped };
@@ -183,11 +188,9 @@ export class SimulatedChain implements ChainPort {
   }
 
   private addTx(kind: 'deposit' | 'withdrawal', from: string, to: string, amount: bigint, ref: string | null): string {
-    const seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS s FROM txs').get() as { s: number }).s;
+    const seq = (this.sql.nextSeq.get() as { s: number }).s;
     const hash = `0x${sha256(`tx:${this.salt}:${seq}:${kind}:${from}:${to}:${amount}`)}`;
-    this.db
-      .prepare('INSERT INTO txs (hash, seq, kind, from_addr, to_addr, amount, ref, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(hash, seq, kind, from, to, amount.toString(), ref, this.now());
+    this.sql.insertTx.run(hash, seq, kind, from, to, amount.toString(), ref, this.now());
     return hash;
   }
 
