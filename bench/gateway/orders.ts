@@ -14,14 +14,12 @@
  * Run: node --import tsx bench/gateway/orders.ts [--connections 50 --duration 10 --warmup 3 --json out.json]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon, { type RequestSpec, type Result } from 'autocannon';
 import { call, freePort, waitFor } from '../../test/support/harness.ts';
-import { startService } from '../shared/child-service.ts';
-import { ORDER_VENUE_ENV, setUpOrderVenue } from '../shared/order-venue.ts';
+import { marketOrderBody, startOrderVenue } from '../shared/order-venue.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -66,10 +64,9 @@ function load(url: string, requests: RequestSpec[], seconds: number): Promise<Re
 function orderRequests(path: string, token: string | null): RequestSpec[] {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token !== null) headers.authorization = `Bearer ${token}`;
-  const body = (side: string) => JSON.stringify({ marketId: 'BTC-PERP', side, quantity: '0.001', type: 'market' });
   return [
-    { method: 'POST', path, headers, body: body('buy') },
-    { method: 'POST', path, headers, body: body('sell') },
+    { method: 'POST', path, headers, body: marketOrderBody('buy') },
+    { method: 'POST', path, headers, body: marketOrderBody('sell') },
   ];
 }
 
@@ -92,12 +89,9 @@ async function main(): Promise<void> {
   const bareResult = figures(await load(bareUrl, orderRequests('/orders', null), DURATION_S));
   bare.kill('SIGTERM');
 
-  const dataDir = mkdtempSync(join(os.tmpdir(), 'exchange-orders-bench-'));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const service = await startService(dataDir, port, ORDER_VENUE_ENV);
+  const venue = await startOrderVenue();
   try {
-    const taker = await setUpOrderVenue(url);
+    const { url, taker } = venue;
     await load(url, orderRequests('/perps/orders', taker.token), WARMUP_S);
     const before = (await call(url, '/health')).body.journalSeq as number;
     const exchangeRaw = await load(url, orderRequests('/perps/orders', taker.token), DURATION_S);
@@ -121,8 +115,7 @@ async function main(): Promise<void> {
     );
     if (args.json !== undefined) writeFileSync(args.json, JSON.stringify(summary, null, 2));
   } finally {
-    service.kill('SIGTERM');
-    rmSync(dataDir, { recursive: true, force: true });
+    venue.close();
   }
 }
 

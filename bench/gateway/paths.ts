@@ -11,14 +11,9 @@
  *
  * Run: node --import tsx bench/gateway/paths.ts [--connections 50 --duration 6 --warmup 2]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon, { type RequestSpec } from 'autocannon';
-import { freePort } from '../../test/support/harness.ts';
-import { startService } from '../shared/child-service.ts';
-import { ORDER_VENUE_ENV, setUpOrderVenue } from '../shared/order-venue.ts';
+import { marketOrderBody, startOrderVenue } from '../shared/order-venue.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,20 +23,16 @@ const { values: args } = parseArgs({
   },
 });
 
-const dataDir = mkdtempSync(join(os.tmpdir(), 'exchange-paths-bench-'));
-const port = await freePort();
-const url = `http://127.0.0.1:${port}`;
-const service = await startService(dataDir, port, ORDER_VENUE_ENV);
+const venue = await startOrderVenue();
 try {
-  const taker = await setUpOrderVenue(url);
+  const { url, taker } = venue;
   const headers = { authorization: `Bearer ${taker.token}`, 'content-type': 'application/json' };
-  const order = (side: string) => JSON.stringify({ marketId: 'BTC-PERP', side, quantity: '0.001', type: 'market' });
   const paths: [string, RequestSpec[]][] = [
     ['GET /perps/balances', [{ method: 'GET', path: '/perps/balances', headers }]],
-    ['POST /perps/orders/preview', [{ method: 'POST', path: '/perps/orders/preview', headers, body: order('buy') }]],
+    ['POST /perps/orders/preview', [{ method: 'POST', path: '/perps/orders/preview', headers, body: marketOrderBody('buy') }]],
     ['POST /perps/orders (durable)', [
-      { method: 'POST', path: '/perps/orders', headers, body: order('buy') },
-      { method: 'POST', path: '/perps/orders', headers, body: order('sell') },
+      { method: 'POST', path: '/perps/orders', headers, body: marketOrderBody('buy') },
+      { method: 'POST', path: '/perps/orders', headers, body: marketOrderBody('sell') },
     ]],
   ];
   const connections = Number(args.connections);
@@ -52,6 +43,5 @@ try {
     console.log(`${name.padEnd(30)} ${String(perSecond).padStart(6)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}`);
   }
 } finally {
-  service.kill('SIGTERM');
-  rmSync(dataDir, { recursive: true, force: true });
+  venue.close();
 }

@@ -4,18 +4,53 @@
  * two-sided BTC-PERP book (20 levels of 200 BTC a side, 5 apart), so every 0.001 BTC market order
  * of the taker fills.
  */
-import { admin, call, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { admin, call, freePort, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { startService } from './child-service.ts';
 
 /** Service settings on top of the test settings (child-service.ts). */
-export const ORDER_VENUE_ENV = {
+const ORDER_VENUE_ENV = {
   FEED: 'push',
   INDEX_MAX_AGE_MS: '86400000',
   RATE_LIMIT_ORDERS: '1000000000',
   RATE_LIMIT_ACCOUNT: '1000000000',
 };
 
+export interface OrderVenue {
+  readonly url: string;
+  /** The signed-in, funded account the benchmarks send orders as. */
+  readonly taker: Trader;
+  /** Stops the service and deletes its data directory. */
+  close(): void;
+}
+
+/** The service on a fresh data directory, with the venue set up on it. */
+export async function startOrderVenue(): Promise<OrderVenue> {
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'exchange-order-venue-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const service = await startService(dataDir, port, ORDER_VENUE_ENV);
+  const close = () => {
+    service.kill('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    return { url, taker: await setUpOrderVenue(url), close };
+  } catch (error) {
+    close();
+    throw error;
+  }
+}
+
+/** The benchmarks' order: a 0.001 BTC-PERP market order (IOC), which always fills on this venue. */
+export function marketOrderBody(side: 'buy' | 'sell'): string {
+  return JSON.stringify({ marketId: 'BTC-PERP', side, quantity: '0.001', type: 'market' });
+}
+
 /** Signs in and funds a maker and a taker, rests the maker's book; returns the taker. */
-export async function setUpOrderVenue(url: string): Promise<Trader> {
+async function setUpOrderVenue(url: string): Promise<Trader> {
   const [maker, taker] = [await signIn(url), await signIn(url)];
   await Promise.all([fund(url, maker, '100000000', 20_000), fund(url, taker, '10000000', 20_000)]);
   for (const [t, amount] of [[maker, '90000000'], [taker, '9000000']] as const) {

@@ -8,7 +8,11 @@ import { BUY, SELL } from '../../src/core/book/order-book.ts';
 import type { Command } from '../../src/core/commands.ts';
 import { PLAIN_ORDER, type OrderRequest } from '../../src/core/linear/order.ts';
 import type { CommittedCommand } from '../../src/adapters/store/journal.ts';
+import type { ExchangeEvent } from '../../src/core/events.ts';
 import { fullAdapter } from '../engine/adapters/full.ts';
+
+/** The event types the history projections consume (Journal.projectedTypes() of the service). */
+export const PROJECTED_TYPES: ReadonlySet<ExchangeEvent['type']> = new Set(['order', 'fill', 'ledger', 'settlement']);
 
 const MAKER = `0x${'3'.repeat(40)}`;
 const TAKER = `0x${'1'.repeat(40)}`;

@@ -18,8 +18,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase, type Synchronous } from '../../src/adapters/store/database.ts';
 import { Journal } from '../../src/adapters/store/journal.ts';
 import { historyProjectors } from '../../src/adapters/store/projections/index.ts';
-import type { ExchangeEvent } from '../../src/core/events.ts';
-import { filledOrders } from './filled-orders.ts';
+import { filledOrders, PROJECTED_TYPES as PROJECTED } from './filled-orders.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,7 +30,6 @@ const COMMANDS = Number(args.commands);
 if (args.synchronous !== 'FULL' && args.synchronous !== 'NORMAL') throw new Error('--synchronous is FULL or NORMAL');
 const SYNCHRONOUS: Synchronous = args.synchronous;
 const BATCH_SIZES = [1, 4, 16, 64, 256];
-const PROJECTED = new Set<ExchangeEvent['type']>(['order', 'fill', 'ledger', 'settlement']);
 
 const items = filledOrders(COMMANDS).map((c) => ({ ...c, events: c.events.filter((e) => PROJECTED.has(e.type)) }));
 console.log(`journal append: ${COMMANDS} filled orders per batch size, synchronous=${SYNCHRONOUS}, node ${process.version}`);

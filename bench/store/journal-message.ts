@@ -14,16 +14,14 @@
  */
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { parseArgs } from 'node:util';
-import type { ExchangeEvent } from '../../src/core/events.ts';
 import type { CommittedCommand } from '../../src/adapters/store/journal.ts';
 import { packCommitted, unpackCommitted, type PackedCommand } from '../../src/adapters/store/journal-message.ts';
-import { filledOrders } from './filled-orders.ts';
+import { filledOrders, PROJECTED_TYPES as PROJECTED } from './filled-orders.ts';
 
 const { values: args } = parseArgs({ options: { commands: { type: 'string', default: '20000' } } });
 const COMMANDS = Number(args.commands);
 const BATCH = 16;
 const ROUNDS = 5;
-const PROJECTED = new Set<ExchangeEvent['type']>(['order', 'fill', 'ledger', 'settlement']);
 
 interface Format {
   readonly name: string;
