@@ -80,7 +80,12 @@ export async function createService(settings: Settings, options: ServiceOptions 
     setImmediate(() => process.exit(1));
   });
   const clock = options.clock ?? { now: Date.now };
-  const writer = new WorkerJournalWriter(dbPath, journal.projectedTypes(), settings.journal.maxInFlight);
+  const writer = new WorkerJournalWriter(dbPath, {
+    projectedTypes: journal.projectedTypes(),
+    maxCoalesced: settings.journal.maxInFlight,
+    maxProjectionLag: settings.journal.maxProjectionLag,
+    projectedSeq: journal.head(), // recover() below projects up to the head before anything is served
+  });
   const sequencer = new Sequencer(exchange, journal, writer, clock, { ...settings.journal, onFatal });
   const replayed = sequencer.recover();
 
@@ -95,7 +100,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const apiKeys = new ApiKeys(authStore);
   const siwe = new SiweVerifier(authStore, settings);
   const ctx: GatewayContext = {
-    settings, sequencer, exchange, walletHistory, tradingHistory, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: Date.now(),
+    settings, sequencer, exchange, history: { wallet: walletHistory, trading: tradingHistory, market: marketHistory }, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: Date.now(),
     now: () => clock.now(),
   };
 
@@ -109,7 +114,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   apiKeyRoutes(app, ctx);
   walletRoutes(app, ctx);
   perpsMarketRoutes(app, ctx);
-  marketDataRoutes(app, ctx, marketHistory, fundingProvider(exchange, settings.fundingIntervalMs));
+  marketDataRoutes(app, ctx, fundingProvider(exchange, settings.fundingIntervalMs));
   perpsTradingRoutes(app, ctx);
   perpsAccountRoutes(app, ctx);
   clobMarketRoutes(app, ctx);
@@ -163,6 +168,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       streams.close();
       await app.close();
       await sequencer.drain();
+      await sequencer.historyBarrier().catch(() => undefined); // a failed writer has nothing more to write
       await writer.close();
       chain.close();
       db.close();

@@ -53,6 +53,8 @@ export interface Settings {
     readonly earlyFlushAt: number;
     /** Batches sent to the journal worker and not yet durable, at most. */
     readonly maxInFlight: number;
+    /** Journaled commands whose history projection may wait while appends keep arriving. */
+    readonly maxProjectionLag: number;
   };
 }
 
@@ -105,6 +107,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
     journal: {
       earlyFlushAt: int(env, 'JOURNAL_EARLY_FLUSH_AT', 16, 1, 65_536),
       maxInFlight: int(env, 'JOURNAL_MAX_IN_FLIGHT', 4, 1, 64),
+      maxProjectionLag: int(env, 'JOURNAL_MAX_PROJECTION_LAG', 1024, 1, 65_536),
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { ChainPort } from '../adapters/chain/port.ts';
 import type { SimulatedChain } from '../adapters/chain/simulated-chain.ts';
+import type { MarketHistory } from '../adapters/store/projections/market-history.ts';
 import type { TradingHistory } from '../adapters/store/projections/trading-history.ts';
 import type { WalletHistory } from '../adapters/store/projections/wallet-history.ts';
 import type { Settings } from '../config/env.ts';
@@ -14,14 +15,22 @@ import type { Sequencer } from '../runtime/sequencer.ts';
 import type { ApiKeys } from './auth/api-keys.ts';
 import type { Sessions } from './auth/sessions.ts';
 import type { SiweVerifier } from './auth/siwe.ts';
+import { reject } from '../core/errors.ts';
 import { fail } from './errors.ts';
+
+/** The history projections, read on the service's main connection. */
+export interface Histories {
+  readonly wallet: WalletHistory;
+  readonly trading: TradingHistory;
+  readonly market: MarketHistory;
+}
 
 export interface GatewayContext {
   readonly settings: Settings;
   readonly sequencer: Sequencer;
   readonly exchange: Exchange;
-  readonly walletHistory: WalletHistory;
-  readonly tradingHistory: TradingHistory;
+  /** The history tables: read them through `histories(ctx)`, which waits until they are current. */
+  readonly history: Histories;
   readonly siwe: SiweVerifier;
   readonly sessions: Sessions;
   readonly apiKeys: ApiKeys;
@@ -38,4 +47,18 @@ export async function execute<T extends CommandType>(ctx: GatewayContext, comman
   const outcome = await ctx.sequencer.submit(command);
   if (!outcome.ok) fail(outcome);
   return outcome.result;
+}
+
+/**
+ * The history tables once they hold every command acknowledged so far (the journal worker writes
+ * them just after each commit): every history read goes through here, so a client reads back what
+ * it was told is done. 503 UNAVAILABLE if the history can no longer follow the journal.
+ */
+export async function histories(ctx: GatewayContext): Promise<Histories> {
+  try {
+    await ctx.sequencer.historyBarrier();
+  } catch {
+    fail(reject('UNAVAILABLE', 'the history is not available; the exchange core has stopped'));
+  }
+  return ctx.history;
 }

@@ -53,6 +53,8 @@ data-only message (no \`event:\` field) carrying the full board snapshot (eventT
 orders route against the order book.
 
 **Durability.** A 2xx answer to a state change means it is durably journaled: it survives a crash.
+History reads (order and trade lists, wallet history and settlements, candles, market stats) always
+include every state change answered before the read began.
 
 **Versioning.** Responses carry \`X-Api-Version: 1\`. The surface grows additively.
 `;

@@ -5,10 +5,12 @@
  *
  * Group commit: applied commands collect in a batch; at the end of the event-loop turn, or at once
  * when `earlyFlushAt` commands are waiting, the batch goes to the journal writer, which appends it
- * to the journal and its events to the history projections in one SQLite transaction (shared with
- * the batches queued behind it) — in a worker thread, so the event loop keeps applying commands
- * while the batch is fsynced. At most `maxInFlight` batches are in flight; commands keep
- * collecting meanwhile (the next batch takes all of them), so batches grow under load.
+ * to the journal in one SQLite transaction (shared with the batches queued behind it) — in a
+ * worker thread, so the event loop keeps applying commands while the batch is fsynced. At most
+ * `maxInFlight` batches are in flight; commands keep collecting meanwhile (the next batch takes
+ * all of them), so batches grow under load. The writer projects the events into the history tables
+ * after the commit; `historyBarrier` lets a history read wait until everything acknowledged
+ * before it is there (read-your-writes), and `recover` projects what a crash left unprojected.
  *
  * Why flush early: requests arrive in bursts (every client answered by one commit sends its next
  * order at about the same time), and one event-loop turn can parse and apply dozens of them. Sent
@@ -20,7 +22,7 @@
  * nothing a client or a stream saw can be lost by `kill -9`. Rejections change nothing; they are
  * answered in order with the batch they arrived in.
  *
- * Fail-stop: if the journal cannot be written, or the core throws (an invariant broke), everything
+ * Fail-stop: if the journal or the history cannot be written, or the core throws (an invariant broke), everything
  * in flight is answered UNAVAILABLE/INTERNAL, further commands are refused, and `onFatal` runs
  * (main.ts exits the process; restart replays the journal).
  */
@@ -70,10 +72,18 @@ export class Sequencer {
     private readonly options: SequencerOptions,
   ) {
     this.committedSeq = journal.head();
+    writer.onFailure((error) => this.stop(error));
   }
 
-  /** Rebuilds the exchange from the journal. Call once, before the first submit. */
+  /**
+   * Rebuilds the exchange from the journal, and writes the history of the commands a crash left
+   * unprojected from the replay's own events (the core is deterministic: they are the events the
+   * live core produced). Call once, before the first submit.
+   */
   recover(): number {
+    const projected = this.journal.projectedSeq();
+    let tail: CommittedCommand[] = [];
+    let tailFrom = projected + 1;
     let count = 0;
     for (const record of this.journal.replay()) {
       const outcome = this.exchange.execute(record.command, record.ts);
@@ -81,7 +91,17 @@ export class Sequencer {
         throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
       }
       count++;
+      if (record.seq <= projected) continue;
+      tail.push({ ts: record.ts, command: record.command, events: outcome.events });
+      if (tail.length === RECOVERY_PROJECTION_BATCH) {
+        this.journal.project(tail, tailFrom);
+        tailFrom += tail.length;
+        tail = [];
+      }
     }
+    this.journal.project(tail, tailFrom);
+    const head = this.journal.head();
+    if (this.journal.projectedSeq() !== head) throw new Error(`history at seq ${this.journal.projectedSeq()} after recovery, journal at ${head}`);
     return count;
   }
 
@@ -118,6 +138,15 @@ export class Sequencer {
       this.replies.push({ outcome: BARRIER, resolve: () => resolve() });
       this.scheduleFlush();
     });
+  }
+
+  /**
+   * Resolves once the history tables hold every command acknowledged so far: a history read
+   * awaits it first, so a client always reads back what it was told is done. Rejects if the
+   * history can no longer follow the journal (the writer failed; the core stops with it).
+   */
+  historyBarrier(): Promise<void> {
+    return this.writer.whenProjected(this.committedSeq);
   }
 
   isHealthy(): boolean {
@@ -194,3 +223,5 @@ export class Sequencer {
 }
 
 const BARRIER: Rejection = reject('INTERNAL', 'barrier');
+/** Commands per history transaction when recovery projects what a crash left unprojected. */
+const RECOVERY_PROJECTION_BATCH = 1024;

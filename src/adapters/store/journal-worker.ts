@@ -1,16 +1,22 @@
 /**
- * The journal worker thread: owns a write connection to the service database and makes batches
- * durable (commands to the journal, events to every history projection), strictly in arrival order.
+ * The journal worker thread: owns a write connection to the service database, appends batches to
+ * the journal durably, strictly in arrival order, and then writes their history projections.
  *
  * Group commit happens here, where the disk is: when a transaction ends, every batch that queued up
  * behind it (at most `maxCoalesced`) joins the next transaction, and one acknowledgement answers
- * them all. A commit costs about 200 us of fixed work (the WAL write and its fsync) against about
- * 30 us per command, so the slower the disk, the larger the transactions, without the event loop
- * having to guess when to send (measured: bench/gateway/orders.ts, docs/performance.md).
+ * them all. A commit costs about 200 us of fixed work (the WAL write and its fsync), so the slower
+ * the disk, the larger the transactions, without the event loop having to guess when to send.
+ *
+ * The history comes second. A batch is acknowledged as soon as its commands are in the journal;
+ * its events are projected afterwards (journal.ts says why that is safe), and appends take
+ * priority: while batches keep arriving, their projections wait and are written together, in one
+ * transaction, once the queue is empty or `maxProjectionLag` commands wait. Each projection
+ * transaction is reported, so history reads can wait for what their client was acknowledged
+ * (journal-writer.ts). Measured: bench/gateway/orders.ts, docs/performance.md.
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openDatabase } from './database.ts';
-import { Journal } from './journal.ts';
+import { Journal, type CommittedCommand } from './journal.ts';
 import { unpackCommitted, type PackedCommand } from './journal-message.ts';
 import { historyProjectors } from './projections/index.ts';
 
@@ -19,8 +25,13 @@ export interface AppendMessage {
   readonly batch: readonly PackedCommand[];
 }
 
-/** Every batch with an id up to `upTo` is durable (ok) or was not written (the worker failed). */
-export interface AppendAck {
+/**
+ * `appended`: every batch with an id up to `upTo` is durable (ok) or was not written (the worker
+ * failed). `projected`: the history holds every command up to journal seq `upTo` (ok), or a
+ * projection failed (the history can no longer follow the journal until a restart).
+ */
+export interface WorkerReport {
+  readonly kind: 'appended' | 'projected';
   readonly upTo: number;
   readonly ok: boolean;
   readonly error?: string;
@@ -29,29 +40,71 @@ export interface AppendAck {
 export interface JournalWorkerData {
   readonly dbPath: string;
   readonly maxCoalesced: number;
+  readonly maxProjectionLag: number;
 }
 
-const { dbPath, maxCoalesced } = workerData as JournalWorkerData;
+const { dbPath, maxCoalesced, maxProjectionLag } = workerData as JournalWorkerData;
 const port: MessagePort = parentPort!;
 const db = openDatabase(dbPath);
 const journal = new Journal(db, historyProjectors(db));
 
+/** Appended commands whose events are not projected yet, from journal seq `unprojectedFrom`. */
+let unprojected: CommittedCommand[] = [];
+let unprojectedFrom = journal.head() + 1;
+let projectionFailed = false;
+
 port.on('message', (first: AppendMessage) => {
+  for (let next: AppendMessage | undefined = first; next !== undefined; next = receive()) {
+    appendWithQueued(next);
+    if (unprojected.length >= maxProjectionLag) projectPending();
+  }
+  projectPending();
+});
+
+function receive(): AppendMessage | undefined {
+  return (receiveMessageOnPort(port) as { message: AppendMessage } | undefined)?.message;
+}
+
+/** Appends `first` and the batches queued behind it in one transaction, and acknowledges them. */
+function appendWithQueued(first: AppendMessage): void {
   const batches = [first.batch];
   let last = first.id;
   while (batches.length < maxCoalesced) {
-    const queued = receiveMessageOnPort(port) as { message: AppendMessage } | undefined;
+    const queued = receive();
     if (queued === undefined) break;
-    batches.push(queued.message.batch);
-    last = queued.message.id;
+    batches.push(queued.batch);
+    last = queued.id;
   }
-  let ack: AppendAck;
+  let report: WorkerReport;
   try {
     // Unpacked inside the try: a malformed message fails its batches like a disk error would.
-    journal.append(batches.flat().map(unpackCommitted));
-    ack = { upTo: last, ok: true };
+    const commands = batches.flat().map(unpackCommitted);
+    const firstSeq = journal.append(commands);
+    if (unprojected.length === 0) unprojectedFrom = firstSeq;
+    for (const c of commands) unprojected.push(c);
+    report = { kind: 'appended', upTo: last, ok: true };
   } catch (error) {
-    ack = { upTo: last, ok: false, error: error instanceof Error ? error.message : String(error) };
+    report = { kind: 'appended', upTo: last, ok: false, error: message(error) };
   }
-  port.postMessage(ack);
-});
+  port.postMessage(report);
+}
+
+function projectPending(): void {
+  if (unprojected.length === 0 || projectionFailed) return;
+  const batch = unprojected;
+  unprojected = [];
+  let report: WorkerReport;
+  try {
+    journal.project(batch, unprojectedFrom);
+    report = { kind: 'projected', upTo: unprojectedFrom + batch.length - 1, ok: true };
+  } catch (error) {
+    projectionFailed = true;
+    report = { kind: 'projected', upTo: unprojectedFrom - 1, ok: false, error: message(error) };
+  }
+  unprojectedFrom += batch.length;
+  port.postMessage(report);
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,6 +1,8 @@
 /**
  * The worker journal writer on a real SQLite file: batches sent faster than the worker commits
- * share transactions, every batch is answered, and the journal holds them all in sending order.
+ * share transactions, every batch is answered, and the journal holds them all in sending order;
+ * the history follows each commit, appends take priority over it, and `whenProjected` resolves
+ * once it is written.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,12 +11,15 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
+import { coreConfig } from '../../config/core.ts';
+import { Exchange } from '../../core/exchange.ts';
 import { fx } from '../../core/money.ts';
 import { openDatabase } from './database.ts';
-import { Journal } from './journal.ts';
+import { Journal, type CommittedCommand } from './journal.ts';
 import { WorkerJournalWriter } from './journal-writer.ts';
 import { historyProjectors } from './projections/index.ts';
-import type { AppendAck, AppendMessage } from './journal-worker.ts';
+import type { AppendMessage, WorkerReport } from './journal-worker.ts';
+import { packCommitted } from './journal-message.ts';
 
 const dir = mkdtempSync(join(os.tmpdir(), 'journal-writer-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,7 +29,7 @@ test('batches that queue behind a commit share the next transaction, in order, e
   const db = openDatabase(path);
   const journal = new Journal(db, historyProjectors(db)); // creates the schema the worker writes
   const maxCoalesced = 8;
-  const writer = new WorkerJournalWriter(path, journal.projectedTypes(), maxCoalesced);
+  const writer = new WorkerJournalWriter(path, { projectedTypes: journal.projectedTypes(), maxCoalesced, maxProjectionLag: 1024, projectedSeq: 0 });
   try {
     const hashes = Array.from({ length: 50 }, (_, i) => `0x${i.toString(16).padStart(64, '0')}`);
     const answered: number[] = [];
@@ -49,12 +54,13 @@ test('a malformed message fails its batch with an error acknowledgement and writ
   const db = openDatabase(path);
   const journal = new Journal(db, historyProjectors(db));
   const entry = new URL('./journal-worker.ts', import.meta.url).href;
-  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry, dbPath: path, maxCoalesced: 8 } });
+  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry, dbPath: path, maxCoalesced: 8, maxProjectionLag: 1024 } });
   try {
     const command = { type: 'clock.tick' };
     const message: AppendMessage = { id: 1, batch: [[1_000, command], [1_001, command, 9, 'not an event']] };
     worker.postMessage(message);
-    const [ack] = (await once(worker, 'message')) as [AppendAck];
+    const [ack] = (await once(worker, 'message')) as [WorkerReport];
+    assert.equal(ack.kind, 'appended');
     assert.equal(ack.upTo, 1);
     assert.equal(ack.ok, false);
     assert.match(ack.error ?? '', /unknown event tag 9/);
@@ -64,3 +70,64 @@ test('a malformed message fails its batch with an error acknowledgement and writ
     db.close();
   }
 });
+
+/** `n` deposits applied by a real core, with the events it produced (one ledger line each). */
+function deposits(n: number): CommittedCommand[] {
+  const core = new Exchange(coreConfig({ depositConfirmations: 1 }));
+  return Array.from({ length: n }, (_, i) => {
+    const command = { type: 'chain.deposit_observed' as const, txHash: txHashOf(i), account: `0x${'c'.repeat(40)}`, amount: fx('1'), confirmations: 1 };
+    const outcome = core.execute(command, 1_000 + i);
+    assert.ok(outcome.ok);
+    return { ts: 1_000 + i, command, events: outcome.events };
+  });
+}
+
+const txHashOf = (i: number) => `0x${i.toString(16).padStart(64, '0')}`;
+
+test('appends are acknowledged before their history is written, and appends queued meanwhile go first', async () => {
+  const path = join(dir, 'priority.sqlite');
+  const db = openDatabase(path);
+  const [wallet, ...rest] = historyProjectors(db);
+  const journal = new Journal(db, [wallet, ...rest]);
+  const entry = new URL('./journal-worker.ts', import.meta.url).href;
+  // One batch per transaction, so each message is its own append.
+  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry, dbPath: path, maxCoalesced: 1, maxProjectionLag: 1024 } });
+  try {
+    const reports: WorkerReport[] = [];
+    worker.on('message', (r: WorkerReport) => reports.push(r));
+    const commands = deposits(3);
+    for (let i = 0; i < 3; i++) worker.postMessage({ id: i + 1, batch: [packCommitted(commands[i]!, journal.projectedTypes())] } satisfies AppendMessage);
+    await waitUntil(() => reports.some((r) => r.kind === 'projected'));
+    assert.deepEqual(reports.map((r) => [r.kind, r.upTo, r.ok]), [
+      ['appended', 1, true], ['appended', 2, true], ['appended', 3, true], ['projected', 3, true],
+    ], 'the three appends first, then one history transaction for all three');
+    assert.equal(journal.projectedSeq(), 3);
+    assert.deepEqual(wallet.history(1, 10).map((l) => l.txHash), [2, 1, 0].map(txHashOf), 'newest first');
+  } finally {
+    await worker.terminate();
+    db.close();
+  }
+});
+
+test('whenProjected resolves once the history holds the journal up to that seq', async () => {
+  const path = join(dir, 'when-projected.sqlite');
+  const db = openDatabase(path);
+  const [wallet, ...rest] = historyProjectors(db);
+  const journal = new Journal(db, [wallet, ...rest]);
+  const writer = new WorkerJournalWriter(path, { projectedTypes: journal.projectedTypes(), maxCoalesced: 8, maxProjectionLag: 1024, projectedSeq: 0 });
+  try {
+    await writer.whenProjected(0); // nothing to wait for
+    await Promise.all(deposits(4).map((c) => writer.append([c])));
+    await writer.whenProjected(4);
+    assert.equal(journal.projectedSeq(), 4);
+    assert.equal(wallet.history(1, 10).length, 4);
+  } finally {
+    await writer.close();
+    db.close();
+  }
+});
+
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(condition(), 'timed out');
+}

@@ -1,26 +1,36 @@
 /**
  * Journal writers: how the sequencer makes a batch durable. Both append the batch's commands to the
- * journal and its events to the history projections in one SQLite transaction (WAL,
- * synchronous=FULL) and resolve only after that transaction committed.
+ * journal in one SQLite transaction (WAL, synchronous=FULL) and resolve only after it committed;
+ * the history projections of its events are written afterwards, in a transaction of their own
+ * (journal.ts), and `whenProjected` tells when the history has caught up with a journal seq.
  *
- *   InlineJournalWriter   in the calling thread (tools, tests of the store);
+ *   InlineJournalWriter   in the calling thread (tools, tests of the store): projects each batch
+ *                         right after appending it;
  *   WorkerJournalWriter   in a worker thread with its own connection, so the event loop keeps
  *                         serving requests while a batch is being committed and fsynced. Batches
  *                         are committed strictly in the order they were sent; the batches that
- *                         queue up while one transaction commits share the next one
- *                         (journal-worker.ts); the commands and the events the projections
- *                         consume cross to the worker by structured clone, each command's
- *                         events flattened into one array of values (journal-message.ts).
+ *                         queue up while one transaction commits share the next one, and their
+ *                         projections wait while appends keep arriving (journal-worker.ts); the
+ *                         commands and the events the projections consume cross to the worker by
+ *                         structured clone, each command's events flattened into one array of
+ *                         values (journal-message.ts).
  */
 import { Worker } from 'node:worker_threads';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { CommittedCommand, Journal } from './journal.ts';
-import type { AppendAck, AppendMessage, JournalWorkerData } from './journal-worker.ts';
+import type { AppendMessage, JournalWorkerData, WorkerReport } from './journal-worker.ts';
 import { packCommitted } from './journal-message.ts';
 
 export interface JournalWriter {
   /** Resolves once the batch is durable; rejects if it could not be written (fail-stop). */
   append(batch: readonly CommittedCommand[]): Promise<void>;
+  /**
+   * Resolves once the history tables hold every command up to journal seq `seq`; rejects if the
+   * history can no longer follow the journal (the writer has failed).
+   */
+  whenProjected(seq: number): Promise<void>;
+  /** Called once if the writer fails, whether or not a call is waiting on it (fail-stop). */
+  onFailure(listener: (error: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -29,11 +39,20 @@ export class InlineJournalWriter implements JournalWriter {
 
   append(batch: readonly CommittedCommand[]): Promise<void> {
     try {
-      this.journal.append(batch);
+      this.journal.project(batch, this.journal.append(batch));
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  whenProjected(seq: number): Promise<void> {
+    const projected = this.journal.projectedSeq();
+    return seq <= projected ? Promise.resolve() : Promise.reject(new Error(`history at seq ${projected}, not ${seq}`));
+  }
+
+  onFailure(): void {
+    // Every failure surfaces as the rejection of the append that met it.
   }
 
   close(): Promise<void> {
@@ -41,29 +60,50 @@ export class InlineJournalWriter implements JournalWriter {
   }
 }
 
+interface Waiter {
+  readonly resolve: () => void;
+  readonly reject: (e: Error) => void;
+}
+
+export interface WorkerJournalOptions {
+  /** The event types the projections consume. Only those cross to the worker: the structured
+   * clone of a batch is paid on the event loop, per event. */
+  readonly projectedTypes: ReadonlySet<ExchangeEvent['type']>;
+  /** Batches that may share one journal transaction. */
+  readonly maxCoalesced: number;
+  /** Appended commands whose projection may wait while appends keep arriving. */
+  readonly maxProjectionLag: number;
+  /** Where the history stands when the writer starts (Journal.projectedSeq after recovery). */
+  readonly projectedSeq: number;
+}
+
 export class WorkerJournalWriter implements JournalWriter {
   private readonly worker: Worker;
-  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private readonly projectedTypes: ReadonlySet<ExchangeEvent['type']>;
+  private readonly waiting = new Map<number, Waiter>();
+  /** History reads waiting for a journal seq, in the order they asked (seqs never decrease). */
+  private readonly readers: { seq: number; waiter: Waiter }[] = [];
+  private readonly failureListeners: ((error: Error) => void)[] = [];
   private nextId = 1;
   private failure: Error | null = null;
   private acknowledged = 0;
+  private projectedSeq: number;
+  private closing = false;
 
-  /**
-   * `projected`: the event types the projections consume. Only those cross to the worker: the
-   * structured clone of a batch is paid on the event loop, per event. `maxCoalesced`: batches
-   * that may share one transaction.
-   */
-  constructor(dbPath: string, private readonly projected: ReadonlySet<ExchangeEvent['type']>, maxCoalesced: number) {
+  constructor(dbPath: string, options: WorkerJournalOptions) {
+    this.projectedTypes = options.projectedTypes;
+    this.projectedSeq = options.projectedSeq;
     const data: JournalWorkerData & { entry: string } = {
       entry: new URL('./journal-worker.ts', import.meta.url).href,
       dbPath,
-      maxCoalesced,
+      maxCoalesced: options.maxCoalesced,
+      maxProjectionLag: options.maxProjectionLag,
     };
     this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: data });
-    this.worker.on('message', (ack: AppendAck) => this.settle(ack));
+    this.worker.on('message', (report: WorkerReport) => (report.kind === 'appended' ? this.settle(report) : this.projected(report)));
     this.worker.on('error', (error) => this.failAll(error));
     this.worker.on('exit', (code) => {
-      if (this.waiting.size > 0 || code !== 0) this.failAll(new Error(`journal worker exited with code ${code}`));
+      if (!this.closing && (this.waiting.size > 0 || code !== 0)) this.failAll(new Error(`journal worker exited with code ${code}`));
     });
   }
 
@@ -72,9 +112,19 @@ export class WorkerJournalWriter implements JournalWriter {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      const message: AppendMessage = { id, batch: batch.map((c) => packCommitted(c, this.projected)) };
+      const message: AppendMessage = { id, batch: batch.map((c) => packCommitted(c, this.projectedTypes)) };
       this.worker.postMessage(message);
     });
+  }
+
+  whenProjected(seq: number): Promise<void> {
+    if (seq <= this.projectedSeq) return Promise.resolve();
+    if (this.failure !== null) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.readers.push({ seq, waiter: { resolve, reject } }));
+  }
+
+  onFailure(listener: (error: Error) => void): void {
+    this.failureListeners.push(listener);
   }
 
   /** Transactions the worker has acknowledged (each may hold several batches). */
@@ -83,11 +133,12 @@ export class WorkerJournalWriter implements JournalWriter {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.worker.terminate();
   }
 
   /** One acknowledgement answers every batch up to `upTo` (ids rise, and the map keeps their order). */
-  private settle(ack: AppendAck): void {
+  private settle(ack: WorkerReport): void {
     if (!ack.ok) return this.failAll(new Error(ack.error ?? 'journal write failed'));
     this.acknowledged++;
     for (const [id, w] of this.waiting) {
@@ -97,9 +148,21 @@ export class WorkerJournalWriter implements JournalWriter {
     }
   }
 
+  private projected(report: WorkerReport): void {
+    if (!report.ok) return this.failAll(new Error(`history projection failed: ${report.error ?? 'unknown error'}`));
+    this.projectedSeq = report.upTo;
+    let done = 0;
+    while (done < this.readers.length && this.readers[done]!.seq <= report.upTo) this.readers[done++]!.waiter.resolve();
+    this.readers.splice(0, done);
+  }
+
   private failAll(error: Error): void {
-    this.failure ??= error;
-    for (const w of this.waiting.values()) w.reject(this.failure);
+    if (this.failure !== null) return;
+    this.failure = error;
+    for (const w of this.waiting.values()) w.reject(error);
     this.waiting.clear();
+    for (const r of this.readers) r.waiter.reject(error);
+    this.readers.length = 0;
+    for (const listener of this.failureListeners) listener(error);
   }
 }

@@ -1,8 +1,16 @@
 /**
  * The command journal: every command the core accepted, in sequence order, with the time the
- * sequencer stamped on it. Appending a batch and writing the history projections of its events
- * happen in one SQLite transaction (group commit: one fsync per batch), so after a crash the
- * journal and the history tables agree. Restart replays the journal into a fresh core.
+ * sequencer stamped on it. It is the exchange's durable record: restart replays it into a fresh
+ * core. Appending a batch is one SQLite transaction with `synchronous=FULL` (group commit: one
+ * fsync per batch), and a command is acknowledged once its batch is appended.
+ *
+ * The history tables that reads serve from (orders, trades, ledger lines, candles...) are
+ * projections of the commands' events, written by `project` in a transaction of their own right
+ * after the append, off the acknowledgement's path. They are derived data: the projection
+ * transaction also moves a watermark (`projection_state.projected_seq`), so the history and the
+ * watermark always agree, and a restart projects the journal's tail past the watermark from the
+ * replay's own events (the core is deterministic). That is why those commits need no fsync of
+ * their own (`synchronous=NORMAL`): what a crash takes from them, the journal gives back.
  */
 import type { Command } from '../../core/commands.ts';
 import type { ExchangeEvent } from '../../core/events.ts';
@@ -14,7 +22,7 @@ export interface Projector {
   readonly migrations: readonly { id: string; sql: string }[];
   /** The event types it projects; others never reach it (and need not cross to the worker). */
   readonly consumes: readonly ExchangeEvent['type'][];
-  /** Called inside the batch transaction for every event, in order. */
+  /** Called inside the projection transaction for every event, in order. */
   project(event: ExchangeEvent, seq: number): void;
   /** Called inside the transaction after the batch's last event (projectors that aggregate). */
   endBatch?(): void;
@@ -37,11 +45,23 @@ const JOURNAL_SCHEMA = [
     id: '0001_journal',
     sql: `CREATE TABLE journal (seq INTEGER PRIMARY KEY, ts INTEGER NOT NULL, command TEXT NOT NULL);`,
   },
+  {
+    // Until this migration the history was written inside the journal's own transaction, so an
+    // existing journal is projected up to its last command.
+    id: '0002_projection_state',
+    sql: `
+      CREATE TABLE projection_state (id INTEGER PRIMARY KEY CHECK (id = 1), projected_seq INTEGER NOT NULL);
+      INSERT INTO projection_state (id, projected_seq) SELECT 1, COALESCE(MAX(seq), 0) FROM journal;`,
+  },
 ];
 
 export class Journal {
   private readonly insert;
   private readonly appendTx;
+  private readonly projectTx;
+  private readonly readWatermark;
+  /** The connection's own `synchronous` level (what journal appends commit with), restored after projecting. */
+  private readonly appendSynchronous: number;
   private lastSeq: number;
 
   constructor(
@@ -49,21 +69,34 @@ export class Journal {
     private readonly projectors: readonly Projector[],
   ) {
     migrate(db, [...JOURNAL_SCHEMA, ...projectors.flatMap((p) => p.migrations)]);
+    this.appendSynchronous = db.pragma('synchronous', { simple: true }) as number;
     this.insert = db.prepare('INSERT INTO journal (seq, ts, command) VALUES (?, ?, ?)');
     const row = db.prepare('SELECT MAX(seq) AS seq FROM journal').get() as { seq: number | null };
     this.lastSeq = row.seq ?? 0;
     this.appendTx = db.transaction((batch: readonly CommittedCommand[]) => {
-      for (const item of batch) {
-        const seq = ++this.lastSeq;
-        this.insert.run(seq, item.ts, encode(item.command));
-        for (const event of item.events) for (const p of this.projectors) p.project(event, seq);
+      for (const item of batch) this.insert.run(++this.lastSeq, item.ts, encode(item.command));
+    });
+    this.readWatermark = db.prepare('SELECT projected_seq AS seq FROM projection_state WHERE id = 1');
+    const moveWatermark = db.prepare('UPDATE projection_state SET projected_seq = ? WHERE id = 1 AND projected_seq = ?');
+    this.projectTx = db.transaction((batch: readonly CommittedCommand[], firstSeq: number) => {
+      const from = firstSeq - 1;
+      // Projections run in journal order, each command once: the watermark must be where this batch starts.
+      if (moveWatermark.run(from + batch.length, from).changes !== 1) {
+        throw new Error(`history projection out of order: batch from seq ${firstSeq}, watermark at ${this.projectedSeq()}`);
+      }
+      for (let i = 0; i < batch.length; i++) {
+        const seq = firstSeq + i;
+        for (const event of batch[i]!.events) for (const p of this.projectors) p.project(event, seq);
       }
       for (const p of this.projectors) p.endBatch?.();
     });
   }
 
-  /** Appends the batch durably (returns after fsync). Throws if the disk refuses. */
-  append(batch: readonly CommittedCommand[]): void {
+  /**
+   * Appends the batch durably (returns after fsync) and returns the seq of its first command.
+   * Throws if the disk refuses.
+   */
+  append(batch: readonly CommittedCommand[]): number {
     const before = this.lastSeq;
     try {
       this.appendTx(batch);
@@ -71,6 +104,27 @@ export class Journal {
       this.lastSeq = before;
       throw err;
     }
+    return before + 1;
+  }
+
+  /**
+   * Writes the history of appended commands `firstSeq ..` (their events) and moves the
+   * watermark past them, in one transaction without an fsync of its own (see the file comment).
+   */
+  project(batch: readonly CommittedCommand[], firstSeq: number): void {
+    if (batch.length === 0) return;
+    assertAppended(firstSeq + batch.length - 1, this.lastSeq);
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      this.projectTx(batch, firstSeq);
+    } finally {
+      this.db.pragma(`synchronous = ${this.appendSynchronous}`);
+    }
+  }
+
+  /** The last command whose events are in the history tables. */
+  projectedSeq(): number {
+    return (this.readWatermark.get() as { seq: number }).seq;
   }
 
   /** Every event type some projector consumes. */
@@ -87,5 +141,11 @@ export class Journal {
     for (const row of stmt.iterate(fromSeq) as Iterable<{ seq: number; ts: number; command: string }>) {
       yield { seq: row.seq, ts: row.ts, command: decode<Command>(row.command) };
     }
+  }
+}
+
+function assertAppended(lastToProject: number, lastAppended: number): void {
+  if (lastToProject > lastAppended) {
+    throw new Error(`history projection ahead of the journal: seq ${lastToProject} > ${lastAppended}`);
   }
 }

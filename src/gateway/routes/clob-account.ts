@@ -10,7 +10,7 @@ import { orderRecord } from '../../core/clob/records.ts';
 import { optionPositionViews } from '../../core/clob/views.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
-import type { GatewayContext } from '../context.ts';
+import { histories, type GatewayContext } from '../context.ts';
 import { dec, iso } from '../format.ts';
 import { OptionPositionSchema, optionPositionView, PortfolioBalancesView } from '../schemas/clob.ts';
 import { listLimit, responses, StringEnum } from '../schemas/common.ts';
@@ -60,7 +60,7 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
       await ctx.sequencer.barrier();
       const { limit, marketId, status, before } = req.query;
       const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, status };
-      return ctx.tradingHistory.orders({ ...query, beforeId: before }).map(orderView);
+      return (await histories(ctx)).trading.orders({ ...query, beforeId: before }).map(orderView);
     });
   }
 
@@ -105,7 +105,7 @@ function tradeListRoutes(app: TypedApp, ctx: GatewayContext): void {
     await ctx.sequencer.barrier();
     const { limit, marketId, before } = req.query;
     const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, beforeId: before };
-    const rows = ctx.tradingHistory.trades(query);
+    const rows = (await histories(ctx)).trading.trades(query);
     return rows.map((t) => ({
       ...t,
       price: dec(t.price),

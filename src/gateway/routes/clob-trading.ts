@@ -11,7 +11,7 @@ import { Type } from 'typebox';
 import type { MarketSpec } from '../../core/markets.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
-import { execute, type GatewayContext } from '../context.ts';
+import { execute, histories, type GatewayContext } from '../context.ts';
 import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec } from '../format.ts';
@@ -107,7 +107,7 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
     if (price === undefined && quantity === undefined) {
       throw apiError('VALIDATION_ERROR', 'give a price, a quantity or both');
     }
-    const spec = liveOrderSpec(ctx, address, id);
+    const spec = await liveOrderSpec(ctx, address, id);
     const outcome = await ctx.sequencer.submit({
       type: 'clob.modify',
       account: address,
@@ -115,7 +115,7 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
       price: price === undefined ? null : parsePrice(price, 'price', spec.priceDecimals),
       quantity: quantity === undefined ? null : parseSize(quantity, 'quantity', spec.sizeDecimals),
     });
-    if (!outcome.ok && outcome.code === 'NOT_FOUND') throw finishedOrNotFound(ctx, address, id);
+    if (!outcome.ok && outcome.code === 'NOT_FOUND') throw await finishedOrNotFound(ctx, address, id);
     if (!outcome.ok) throw apiError(outcome.code, outcome.message);
     return clobPlaceView(ctx, outcome.result, address);
   }));
@@ -132,7 +132,7 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
     const address = callerAddress(req);
     const id = Number(req.params.id);
     const outcome = await ctx.sequencer.submit({ type: 'clob.cancel', account: address, orderId: id });
-    if (!outcome.ok) throw finishedOrNotFound(ctx, address, id);
+    if (!outcome.ok) throw await finishedOrNotFound(ctx, address, id);
     const position = optionPositionOf(ctx, address, outcome.result.marketId);
     return { ...orderView(outcome.result), fills: [], position };
   }));
@@ -222,17 +222,17 @@ function quoteRoutes(app: TypedApp, ctx: GatewayContext): void {
 }
 
 /** The market of one of the caller's live orders, for parsing an amend; 404/409 otherwise. */
-function liveOrderSpec(ctx: GatewayContext, address: string, id: number): MarketSpec {
+async function liveOrderSpec(ctx: GatewayContext, address: string, id: number): Promise<MarketSpec> {
   const account = ctx.exchange.accounts.find(address);
   const order = account === undefined ? undefined : ctx.exchange.clob.findAccount(account.id)?.orders.get(id);
-  if (order === undefined) throw finishedOrNotFound(ctx, address, id);
+  if (order === undefined) throw await finishedOrNotFound(ctx, address, id);
   return order.market.spec;
 }
 
 /** 409 when the order is the caller's and already ended, 404 when unknown or someone else's. */
-function finishedOrNotFound(ctx: GatewayContext, address: string, id: number) {
+async function finishedOrNotFound(ctx: GatewayContext, address: string, id: number) {
   const account = ctx.exchange.accounts.find(address);
-  const past = account === undefined ? undefined : ctx.tradingHistory.order(id);
+  const past = account === undefined ? undefined : (await histories(ctx)).trading.order(id);
   const mine = past !== undefined && past.accountId === account?.id && past.engine === 'clob';
   if (mine && past.status !== 'open') {
     return apiError('CONFLICT', `order ${id} is already ${past.status}`);

@@ -33,7 +33,7 @@ import type { ClobMarket } from '../../core/clob/market.ts';
 import type { LinearMarket } from '../../core/linear/market.ts';
 import { divRound, formatFixedDigits, mul, type Fixed } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
-import type { GatewayContext } from '../context.ts';
+import { histories, type GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull, isoOrNull } from '../format.ts';
 import { NullableIsoTime, OrNull, responses, StringEnum } from '../schemas/common.ts';
@@ -155,7 +155,6 @@ type DataMarket =
 export function marketDataRoutes(
   app: TypedApp,
   ctx: GatewayContext,
-  history: MarketHistory,
   funding?: FundingProvider,
 ): void {
   const find = (idOrSymbol: string): DataMarket => {
@@ -188,6 +187,7 @@ export function marketDataRoutes(
     const range = candleRange(resolution, req.query.from, req.query.to, Math.floor(ctx.now() / 1000));
     const { countback } = req.query;
     const from = countback === undefined ? range.from : range.to - MAX_CANDLE_RANGE_SEC;
+    const history = (await histories(ctx)).market;
     const bars = history.candles(market.spec.id, resolution, Math.max(0, from), range.to, countback);
     if (bars.length === 0) {
       const nextTime = history.lastBarBefore(market.spec.id, Math.max(0, from), resolution);
@@ -218,6 +218,7 @@ export function marketDataRoutes(
     },
   }, async (req) => {
     const found = find(req.query.marketId);
+    const history = (await histories(ctx)).market;
     const now = ctx.now();
     return found.kind === 'linear'
       ? marketStats(ctx, history, found.market, now, funding)

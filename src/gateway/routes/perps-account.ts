@@ -8,7 +8,7 @@ import { perpBalanceView, positionViews } from '../../core/linear/views.ts';
 import { orderRecord } from '../../core/linear/records.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
-import type { GatewayContext } from '../context.ts';
+import { histories, type GatewayContext } from '../context.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import { IsoTime, listLimit, NullableString, responses, StringEnum } from '../schemas/common.ts';
 import { MarginModeSchema, OrderView, orderView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
@@ -54,7 +54,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
     const q = req.query;
-    return ctx.tradingHistory
+    return (await histories(ctx)).trading
       .orders({ accountId: id, engine: 'linear', limit: q.limit ?? 100, marketId: q.marketId, marginMode: q.marginMode, status: q.status as never, beforeId: q.before })
       .map(orderView);
   });
@@ -104,7 +104,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
-    return ctx.tradingHistory
+    return (await histories(ctx)).trading
       .trades({ accountId: id, engine: 'linear', limit: req.query.limit ?? 100, marketId: req.query.marketId, beforeId: req.query.before })
       .map((t) => ({
         tradeId: t.tradeId,

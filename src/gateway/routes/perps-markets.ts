@@ -10,7 +10,7 @@ import type { LinearMarket } from '../../core/linear/market.ts';
 import { systemAccount } from '../../core/ledger/ledger.ts';
 import { formatDecimal, unitOf } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
-import type { GatewayContext } from '../context.ts';
+import { histories, type GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import { NullableIsoTime, NullableString, responses, StringEnum } from '../schemas/common.ts';
@@ -166,9 +166,9 @@ export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
 const HOUR = 3_600_000;
 
 /** The fund's ledger account read back: balance, flows and an hourly history. */
-function insuranceFundView(ctx: GatewayContext, now: number) {
+async function insuranceFundView(ctx: GatewayContext, now: number) {
   const asset = ctx.exchange.config.settlementAsset;
-  const entries = ctx.walletHistory.systemHistory('insurance', asset, now - 7 * 24 * HOUR);
+  const entries = (await histories(ctx)).wallet.systemHistory('insurance', asset, now - 7 * 24 * HOUR);
   const balance = ctx.exchange.ledger.balance(systemAccount('insurance', asset));
   let inflow = 0n;
   let outflow = 0n;

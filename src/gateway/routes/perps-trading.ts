@@ -12,7 +12,7 @@ import { Type } from 'typebox';
 import type { PlaceResult } from '../../core/linear/engine.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
-import { execute, type GatewayContext } from '../context.ts';
+import { execute, histories, type GatewayContext } from '../context.ts';
 import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec } from '../format.ts';
@@ -166,7 +166,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     const account = ctx.exchange.accounts.find(address);
     const outcome = await ctx.sequencer.submit({ type: 'perp.cancel', account: address, orderId: id });
     if (!outcome.ok) {
-      const past = account === undefined ? undefined : ctx.tradingHistory.order(id);
+      const past = account === undefined ? undefined : (await histories(ctx)).trading.order(id);
       if (past !== undefined && past.accountId === account?.id && past.engine === 'linear') {
         throw apiError('CONFLICT', `order ${id} is already ${past.status}`);
       }

@@ -11,7 +11,7 @@ import { BUCKETS, LEDGER_ENTRY_TYPES } from '../../core/ledger/ledger.ts';
 import { SETTLEMENT_STATUSES } from '../../core/wallet/wallet.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
-import { execute, type GatewayContext } from '../context.ts';
+import { execute, histories, type GatewayContext } from '../context.ts';
 import { parseAmount } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec, iso } from '../format.ts';
@@ -187,7 +187,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
-    return ctx.walletHistory.history(id, req.query.limit ?? 100, req.query.before).map((e) => ({
+    return (await histories(ctx)).wallet.history(id, req.query.limit ?? 100, req.query.before).map((e) => ({
       id: String(e.id),
       type: e.type,
       amount: dec(e.amount),
@@ -220,13 +220,14 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
+    const history = (await histories(ctx)).wallet;
     let before: { createdAt: number; id: string } | undefined;
     if (req.query.before !== undefined) {
-      const cursor = ctx.walletHistory.settlement(req.query.before);
+      const cursor = history.settlement(req.query.before);
       if (cursor === undefined || cursor.accountId !== id) throw apiError('NOT_FOUND', `settlement ${req.query.before} not found`);
       before = { createdAt: cursor.createdAt, id: cursor.id };
     }
-    const rows = ctx.walletHistory.settlements({
+    const rows = history.settlements({
       accountId: id,
       kind: req.query.kind,
       status: req.query.status,
@@ -246,7 +247,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const id = accountId(callerAddress(req));
-    const record = ctx.walletHistory.settlement(req.params.id);
+    const record = (await histories(ctx)).wallet.settlement(req.params.id);
     if (record === undefined || record.accountId !== id) throw apiError('NOT_FOUND', `settlement ${req.params.id} not found`);
     return settlementView(record);
   });
