@@ -1,8 +1,10 @@
 /**
  * What a group commit costs the journal worker, by batch size: the fixed price of a transaction
- * (the WAL write and its fsync) against the price of each command in it (the journal row and the
- * history projections of its events). This is why the worker merges the batches that queue behind
- * a commit (adapters/store/journal-worker.ts) and the sequencer may send batches early.
+ * (the WAL write and its fsync) against the price of each command in it. Two transactions per
+ * batch, as the worker runs them: the durable append of the journal rows (what a client's
+ * acknowledgement waits for) and then the history projections of its events (no fsync of their
+ * own). This is why the worker merges the batches that queue behind a commit
+ * (adapters/store/journal-worker.ts) and the sequencer may send batches early.
  *
  * The commands are real (filled-orders.ts: filled IOC market orders from the core), each journaled
  * with the events the projections consume (two orders, a fill, three ledger lines).
@@ -33,21 +35,47 @@ const BATCH_SIZES = [1, 4, 16, 64, 256];
 
 const items = filledOrders(COMMANDS).map((c) => ({ ...c, events: c.events.filter((e) => PROJECTED.has(e.type)) }));
 console.log(`journal append: ${COMMANDS} filled orders per batch size, synchronous=${SYNCHRONOUS}, node ${process.version}`);
-console.log('batch  wall us/command  cpu us/command  (of which kernel)');
+/** Wall and CPU time spent in one kind of transaction. */
+class Phase {
+  private wallNs = 0n;
+  private user = 0;
+  private system = 0;
+
+  time<T>(work: () => T): T {
+    const cpu = process.cpuUsage();
+    const started = process.hrtime.bigint();
+    const result = work();
+    this.wallNs += process.hrtime.bigint() - started;
+    const used = process.cpuUsage(cpu);
+    this.user += used.user;
+    this.system += used.system;
+    return result;
+  }
+
+  report(commands: number): string {
+    const wall = Number(this.wallNs) / 1000 / commands;
+    const cpu = (this.user + this.system) / commands;
+    return `${wall.toFixed(1).padStart(11)}  ${cpu.toFixed(1).padStart(10)}  ${(this.system / commands).toFixed(1).padStart(8)}`;
+  }
+}
+
+console.log('         durable append (journal rows)          history projection');
+console.log('batch   wall us/cmd  cpu us/cmd  (kernel)   wall us/cmd  cpu us/cmd  (kernel)');
 for (const size of BATCH_SIZES) {
   const dir = mkdtempSync(join(os.tmpdir(), 'journal-append-'));
   try {
     const db = openDatabase(join(dir, 'exchange.sqlite'), SYNCHRONOUS);
     const journal = new Journal(db, historyProjectors(db));
-    const started = process.hrtime.bigint();
-    const cpu = process.cpuUsage();
+    const append = new Phase();
+    const project = new Phase();
     let written = 0;
-    for (; written + size <= items.length; written += size) journal.append(items.slice(written, written + size));
-    const wallUs = Number(process.hrtime.bigint() - started) / 1000 / written;
-    const used = process.cpuUsage(cpu);
+    for (; written + size <= items.length; written += size) {
+      const batch = items.slice(written, written + size);
+      const first = append.time(() => journal.append(batch));
+      project.time(() => journal.project(batch, first));
+    }
     db.close();
-    const cpuUs = (used.user + used.system) / written;
-    console.log(`${String(size).padStart(5)}  ${wallUs.toFixed(1).padStart(14)}  ${cpuUs.toFixed(1).padStart(14)}  ${(used.system / written).toFixed(1).padStart(17)}`);
+    console.log(`${String(size).padStart(5)}  ${append.report(written)}  ${project.report(written)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
