@@ -48,9 +48,9 @@ const port: MessagePort = parentPort!;
 const db = openDatabase(dbPath);
 const journal = new Journal(db, historyProjectors(db));
 
-/** Appended commands whose events are not projected yet, from journal seq `unprojectedFrom`. */
+/** Appended commands whose events are not projected yet, from journal seq `unprojectedFrom` (set by the append that starts them). */
 let unprojected: CommittedCommand[] = [];
-let unprojectedFrom = journal.head() + 1;
+let unprojectedFrom = 0;
 let projectionFailed = false;
 
 port.on('message', (first: AppendMessage) => {

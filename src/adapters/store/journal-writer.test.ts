@@ -18,7 +18,7 @@ import { openDatabase } from './database.ts';
 import { Journal, type CommittedCommand } from './journal.ts';
 import { WorkerJournalWriter } from './journal-writer.ts';
 import { historyProjectors } from './projections/index.ts';
-import type { AppendMessage, WorkerReport } from './journal-worker.ts';
+import type { AppendMessage, JournalWorkerData, WorkerReport } from './journal-worker.ts';
 import { packCommitted } from './journal-message.ts';
 
 const dir = mkdtempSync(join(os.tmpdir(), 'journal-writer-test-'));
@@ -53,8 +53,7 @@ test('a malformed message fails its batch with an error acknowledgement and writ
   const path = join(dir, 'malformed.sqlite');
   const db = openDatabase(path);
   const journal = new Journal(db, historyProjectors(db));
-  const entry = new URL('./journal-worker.ts', import.meta.url).href;
-  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry, dbPath: path, maxCoalesced: 8, maxProjectionLag: 1024 } });
+  const worker = journalWorker(path, 8);
   try {
     const command = { type: 'clock.tick' };
     const message: AppendMessage = { id: 1, batch: [[1_000, command], [1_001, command, 9, 'not an event']] };
@@ -87,11 +86,10 @@ const txHashOf = (i: number) => `0x${i.toString(16).padStart(64, '0')}`;
 test('appends are acknowledged before their history is written, and appends queued meanwhile go first', async () => {
   const path = join(dir, 'priority.sqlite');
   const db = openDatabase(path);
-  const [wallet, ...rest] = historyProjectors(db);
-  const journal = new Journal(db, [wallet, ...rest]);
-  const entry = new URL('./journal-worker.ts', import.meta.url).href;
-  // One batch per transaction, so each message is its own append.
-  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry, dbPath: path, maxCoalesced: 1, maxProjectionLag: 1024 } });
+  const projectors = historyProjectors(db);
+  const [wallet] = projectors;
+  const journal = new Journal(db, projectors);
+  const worker = journalWorker(path, 1); // one batch per transaction, so each message is its own append
   try {
     const reports: WorkerReport[] = [];
     worker.on('message', (r: WorkerReport) => reports.push(r));
@@ -112,8 +110,9 @@ test('appends are acknowledged before their history is written, and appends queu
 test('whenProjected resolves once the history holds the journal up to that seq', async () => {
   const path = join(dir, 'when-projected.sqlite');
   const db = openDatabase(path);
-  const [wallet, ...rest] = historyProjectors(db);
-  const journal = new Journal(db, [wallet, ...rest]);
+  const projectors = historyProjectors(db);
+  const [wallet] = projectors;
+  const journal = new Journal(db, projectors);
   const writer = new WorkerJournalWriter(path, { projectedTypes: journal.projectedTypes(), maxCoalesced: 8, maxProjectionLag: 1024, projectedSeq: 0 });
   try {
     await writer.whenProjected(0); // nothing to wait for
@@ -126,6 +125,13 @@ test('whenProjected resolves once the history holds the journal up to that seq',
     db.close();
   }
 });
+
+/** The journal worker itself, without a writer in front of it: the test posts and reads its messages. */
+function journalWorker(dbPath: string, maxCoalesced: number): Worker {
+  const entry = new URL('./journal-worker.ts', import.meta.url).href;
+  const workerData: JournalWorkerData & { entry: string } = { entry, dbPath, maxCoalesced, maxProjectionLag: 1024 };
+  return new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData });
+}
 
 async function waitUntil(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));

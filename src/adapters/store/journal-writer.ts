@@ -73,7 +73,7 @@ export interface WorkerJournalOptions {
   readonly maxCoalesced: number;
   /** Appended commands whose projection may wait while appends keep arriving. */
   readonly maxProjectionLag: number;
-  /** Where the history stands when the writer starts (Journal.projectedSeq after recovery). */
+  /** Where the history stands once the sequencer has recovered: the journal's head (recover() projects up to it). */
   readonly projectedSeq: number;
 }
 
