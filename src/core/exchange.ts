@@ -18,8 +18,8 @@ import type { Command, CommandOf, CommandType } from './commands.ts';
 import { isRejection, reject, type Rejection } from './errors.ts';
 import type { ExchangeEvent, SettlementRecord } from './events.ts';
 import { BUCKETS, Ledger, type Bucket } from './ledger/ledger.ts';
-import type { LinearLimits, OrderPlan } from './linear/checks.ts';
-import { LinearEngine, type PlaceResult, type QuoteResult } from './linear/engine.ts';
+import type { LinearLimits } from './linear/checks.ts';
+import { LinearEngine, type PerpPreview, type PlaceResult, type QuoteResult } from './linear/engine.ts';
 import { LinearLifecycle, type LifecycleSettings } from './linear/lifecycle.ts';
 import { PLAIN_ORDER, type OrderRequest } from './linear/order.ts';
 import { listedExpiries } from './listings.ts';
@@ -351,7 +351,7 @@ export class Exchange {
   }
 
   /** Dry run of a perp order at `now` (no command, no journal, no change). */
-  previewPerpOrder(address: string, request: OrderRequest, now: number): { plan: OrderPlan | null; rejection: Rejection | null } {
+  previewPerpOrder(address: string, request: OrderRequest, now: number): PerpPreview {
     const saved = this.clock;
     this.clock = Math.max(this.clock, now);
     try {

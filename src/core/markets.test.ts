@@ -18,3 +18,19 @@ test('notional(ticks, lots) = ticks x lots x notionalUnit exactly, small or past
     { numRuns: 5000 },
   );
 });
+
+test('the price ceiling is the largest price at which the maximum size is a safe integer of ticks x lots', () => {
+  const cases = [
+    { priceDecimals: 1, sizeDecimals: 4, maxSize: 1000n * 10n ** 18n }, // BTC-PERP
+    { priceDecimals: 2, sizeDecimals: 5, maxSize: 100n * 10n ** 18n }, // BTC-USDC
+    { priceDecimals: 2, sizeDecimals: 0, maxSize: 1n * 10n ** 18n },
+  ];
+  for (const spec of cases) {
+    const units = new MarketUnits(spec);
+    const maxLots = Number(spec.maxSize / units.step);
+    assert.ok(Number.isSafeInteger(units.maxPriceTicks * maxLots));
+    assert.ok(BigInt(units.maxPriceTicks + 1) * BigInt(maxLots) > BigInt(Number.MAX_SAFE_INTEGER));
+    assert.equal(units.maxPrice, units.price(units.maxPriceTicks));
+  }
+  assert.equal(new MarketUnits({ priceDecimals: 1, sizeDecimals: 4 }).maxPriceTicks, Number.MAX_SAFE_INTEGER);
+});

@@ -41,12 +41,24 @@ export class MarketUnits {
   readonly step: Fixed;
   /** USDC value of one tick times one lot (exact). */
   readonly notionalUnit: Fixed;
+  /**
+   * The highest price an order may carry, in ticks: the books keep prices and sizes as safe
+   * integers, and at this ceiling even an order of the market's maximum size is worth a safe
+   * integer of notional units (ticks x lots <= 2^53 - 1). A price above it is refused with
+   * PRICE_OUT_OF_BAND before any book is asked (the wire allows 20 integer digits).
+   */
+  readonly maxPriceTicks: number;
+  readonly maxPrice: Fixed;
 
-  constructor(spec: Pick<MarketSpec, 'priceDecimals' | 'sizeDecimals'>) {
+  constructor(spec: Pick<MarketSpec, 'priceDecimals' | 'sizeDecimals'> & { readonly maxSize?: Fixed }) {
     assert(spec.priceDecimals + spec.sizeDecimals <= 18, 'price and size decimals must sum to at most 18');
     this.tick = unitOf(spec.priceDecimals);
     this.step = unitOf(spec.sizeDecimals);
     this.notionalUnit = (this.tick * this.step) / SCALE;
+    const maxLots = spec.maxSize === undefined ? 1n : spec.maxSize / this.step;
+    assert(maxLots >= 1n && maxLots <= BigInt(Number.MAX_SAFE_INTEGER), 'the maximum size must be 1 to 2^53 - 1 lots');
+    this.maxPriceTicks = Number(BigInt(Number.MAX_SAFE_INTEGER) / maxLots);
+    this.maxPrice = this.price(this.maxPriceTicks);
   }
 
   price(ticks: number): Fixed {

@@ -48,7 +48,7 @@ export interface ParseOptions {
   allowNegative?: boolean;
   /** Reject zero and negatives (sizes, amounts); default false. */
   positive?: boolean;
-  /** At most this many fractional digits (never more than SCALE_DIGITS). */
+  /** At most this many fractional digits as written, trailing zeros included (never more than SCALE_DIGITS). */
   maxFractionDigits?: number;
 }
 
@@ -71,7 +71,9 @@ export function parseDecimal(input: unknown, options: ParseOptions = {}): ParseR
   }
   const value = sign === '-' ? -magnitude : magnitude;
   if (options.positive && value <= 0n) return { ok: false, reason: 'must_be_positive' };
-  if (fractionDigits(value) > maxFraction) return { ok: false, reason: 'too_many_fraction_digits' };
+  // The digits sent count, trailing zeros included (decisions.md: more fractional digits than the
+  // market allows is refused), so "0.0100" on a 3-decimal size is refused like "0.0101".
+  if (fracPart.length > maxFraction) return { ok: false, reason: 'too_many_fraction_digits' };
   return { ok: true, value };
 }
 
@@ -80,18 +82,6 @@ export function fx(input: string): Fixed {
   const r = parseDecimal(input, { allowNegative: true });
   if (!r.ok) throw new Error(`invalid decimal literal ${JSON.stringify(input)}: ${r.reason}`);
   return r.value;
-}
-
-/** Number of significant fractional digits (trailing zeros do not count). */
-export function fractionDigits(value: Fixed): number {
-  let rest = (value < 0n ? -value : value) % SCALE;
-  if (rest === 0n) return 0;
-  let digits = SCALE_DIGITS;
-  while (rest % 10n === 0n) {
-    rest /= 10n;
-    digits--;
-  }
-  return digits;
 }
 
 /** Plain decimal notation, trailing zeros trimmed, no exponent, never `-0`. */

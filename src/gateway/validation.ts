@@ -96,17 +96,26 @@ function describe(where: string, errors: TypeBoxError[]): string {
       .filter((e) => e.instancePath === first.instancePath && e.keyword === 'const')
       .map((e) => JSON.stringify(e.params.allowedValue));
     if (options.length > 0) return `${field} must be one of ${options.join(', ')}`;
+    const types = errors.filter((e) => e.instancePath === first.instancePath && e.keyword === 'type').map((e) => String(e.params.type));
+    if (types.length > 0) return `${field} must be ${types.join(' or ')}`;
   }
   return `${field} ${first.message}`;
 }
 
-/** Prefers the error that explains the field (enum options, types) over the wrapper errors. */
+/**
+ * Prefers the error that explains the field (enum options, types) over the wrapper errors. A union
+ * whose branch failed inside a field (an optional body `{ marketId: 1 }` against object-or-null)
+ * is explained by that field's error, not by "must match a schema in anyOf".
+ */
 function pickMostSpecific(errors: TypeBoxError[]): TypeBoxError | undefined {
+  const union = errors.find((e) => e.keyword === 'anyOf');
+  const inside = union === undefined ? undefined : errors.find((e) => e.keyword !== 'anyOf' && e.instancePath.startsWith(`${union.instancePath}/`));
   return (
     errors.find((e) => e.keyword === 'additionalProperties') ??
     errors.find((e) => e.keyword === 'required') ??
     errors.find((e) => e.keyword === 'enum') ??
-    errors.find((e) => e.keyword === 'anyOf') ??
+    inside ??
+    union ??
     errors.find((e) => e.keyword !== 'boolean') ??
     errors[0]
   );

@@ -227,6 +227,12 @@ describe('refusals', () => {
       [{ side: 'buy', quantity: '0.01' }, 400, 'VALIDATION_ERROR'],
       [{ side: 'buy', quantity: '0.00009', price: '100000' }, 422, 'SIZE_OUT_OF_RANGE'],
       [{ side: 'buy', quantity: '0.01', price: '110000.01' }, 422, 'PRICE_OUT_OF_BAND'],
+      // above the market's price ceiling (a sell has no band above the index): refused, never a book assertion
+      [{ side: 'sell', quantity: '0.01', price: '99999999999999999999' }, 422, 'PRICE_OUT_OF_BAND'],
+      [{ side: 'sell', quantity: '0.01', price: '99999999999999999999', timeInForce: 'ioc' }, 422, 'PRICE_OUT_OF_BAND'],
+      // more fraction digits than the market's precision, trailing zeros included
+      [{ side: 'buy', quantity: '0.0100000', price: '100000' }, 400, 'INVALID_STEP'],
+      [{ side: 'buy', quantity: '0.01', price: '100000.000' }, 400, 'INVALID_TICK'],
       [{ side: 'buy', quantity: '1', price: '100000' }, 400, 'INSUFFICIENT_BALANCE'],
       [{ side: 'sell', quantity: '10.1', price: '100000' }, 400, 'INSUFFICIENT_BALANCE'],
       [{ side: 'buy', quantity: '0.01', price: '1', timeInForce: 'fok' }, 422, 'FOK_NOT_FILLED'],
@@ -234,6 +240,10 @@ describe('refusals', () => {
       [{ side: 'buy', quantity: '0.01', type: 'market' }, 422, 'NO_LIQUIDITY'],
     ];
     for (const [body, status, code] of cases) refused(await order(other, body), status, code);
+    const crossed = { marketId: 'BTC-USDC', bid: { price: '100100', quantity: '0.01' }, ask: { price: '100000', quantity: '0.01' } };
+    refused(await post(base, other, '/quotes', crossed), 400, 'VALIDATION_ERROR');
+    const ladder = [{ side: 'buy', price: '99000', quantity: '0.01' }, { side: 'sell', price: '99000', quantity: '0.01' }];
+    refused(await post(base, other, '/quotes/bulk', { marketId: 'BTC-USDC', quotes: ladder }), 400, 'VALIDATION_ERROR');
     refused(
       await post(base, other, '/orders', { marketId: 'DOGE-USDC', side: 'buy', quantity: '1', price: '1' }),
       404,

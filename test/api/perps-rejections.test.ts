@@ -147,10 +147,21 @@ describe('each rejection has its status and code, and changes nothing', () => {
     reject(400, 'INVALID_TICK', 'a price off the 0.1 tick', { ...limit, price: '100000.05' }),
     reject(400, 'INVALID_TICK', 'a stop price off the tick', { ...limit, stopPrice: '99000.01' }),
     reject(400, 'INVALID_STEP', 'a quantity off the 0.0001 step', { ...limit, quantity: '0.00001' }),
+    reject(400, 'INVALID_STEP', 'a quantity with zeros past the step', { ...limit, quantity: '0.010000000000000000' }),
+    reject(400, 'INVALID_TICK', 'a price with zeros past the tick', { ...limit, price: '99500.00' }),
     reject(404, 'NOT_FOUND', 'an unknown market', { ...limit, marketId: 'DOGE-PERP' }),
     reject(422, 'SIZE_OUT_OF_RANGE', 'a quantity above the maximum', { ...limit, quantity: '1000.0001' }),
     reject(422, 'PRICE_OUT_OF_BAND', 'a bid 10 % above the mark', { ...limit, price: '110000' }),
     reject(422, 'PRICE_OUT_OF_BAND', 'an ask 6 % below the mark', { ...limit, side: 'sell', price: '94000' }),
+    // a sell has no band above the mark; the ceiling keeps prices inside the book's integers
+    reject(422, 'PRICE_OUT_OF_BAND', 'an ioc ask above the price ceiling',
+      { ...limit, side: 'sell', price: '99999999999999999999', timeInForce: 'ioc' }),
+    reject(422, 'PRICE_OUT_OF_BAND', 'a resting ask above the price ceiling',
+      { ...limit, side: 'sell', price: '900719925474099.3' }),
+    reject(400, 'VALIDATION_ERROR', 'a market buy with its take-profit below the mark',
+      { side: 'buy', type: 'market', quantity: '0.01', takeProfitPrice: '90000' }),
+    reject(400, 'VALIDATION_ERROR', 'a market sell with its stop-loss below the mark',
+      { side: 'sell', type: 'market', quantity: '0.01', stopLossPrice: '90000' }),
     reject(422, 'MARKET_CLOSED', 'a limit order on ETH-PERP (no index)',
       { ...eth, side: 'buy', price: '3000', quantity: '0.1' }),
     reject(422, 'MARKET_CLOSED', 'a market order on ETH-PERP (no index)',
@@ -264,6 +275,22 @@ describe('duplicate clientOrderId', () => {
 });
 
 describe('MARKET_CLOSED when the index is stale', () => {
+  test('a market close sweeps no further than the band around the last mark; a limit close trades at its price', async () => {
+    const url = staleSvc.url;
+    await publish(url, '100000');
+    const [a, b] = await traders(2, '100000', url);
+    ok(await order(b!, { side: 'sell', price: '100000', quantity: '0.1' }, url));
+    ok(await order(a!, { side: 'buy', price: '100000', quantity: '0.1', timeInForce: 'ioc' }, url));
+    ok(await order(b!, { side: 'buy', price: '90000', quantity: '0.1' }, url)); // 10 % below the mark
+    clock.offset += 120_000;
+    const before = await snapshot(a!, url);
+    assertError(await post(a!, '/perps/positions/close', { marketId: BTC }, url), 422, 'NO_LIQUIDITY');
+    assert.equal(await snapshot(a!, url), before, 'the stale feed did not sweep the book');
+    const closed = ok(await post(a!, '/perps/positions/close', { marketId: BTC, price: '90000' }, url), 200);
+    assert.deepEqual([closed.status, closed.filledQuantity, closed.avgFillPrice], ['filled', '0.1', '90000']);
+    await publish(url, '100000');
+  });
+
   test('non-reduce-only orders are refused; reduce-only orders and closes still work', async () => {
     const url = staleSvc.url;
     await publish(url, '100000');
@@ -292,6 +319,76 @@ describe('MARKET_CLOSED when the index is stale', () => {
     assert.deepEqual(ok(await get(a!, '/perps/positions', url), 200), []);
     await publish(url, '100000');
     ok(await order(a!, { side: 'buy', price: '98000', quantity: '0.1' }, url));
+  });
+});
+
+describe('what a market maker relies on', () => {
+  test('preview: a stop-market order is a taker; an early rejection still reports the fee tier and the volume', async () => {
+    const [t, m] = await traders(2);
+    ok(await order(m, { side: 'sell', price: '100000', quantity: '0.01' }));
+    ok(await order(t, { side: 'buy', price: '100000', quantity: '0.01', timeInForce: 'ioc' }));
+    const ioc = ok(await post(t, '/perps/orders/preview', { marketId: BTC, side: 'buy', price: '100000', quantity: '0.01', timeInForce: 'ioc' }), 200);
+    assert.equal(ioc.feeRole, 'taker');
+    assert.notEqual(ioc.feeBps, '0');
+    const stop = { marketId: BTC, side: 'buy', type: 'market', quantity: '0.01', stopPrice: '100100' };
+    const stopPreview = ok(await post(t, '/perps/orders/preview', stop), 200);
+    assert.deepEqual([stopPreview.approved, stopPreview.feeRole, stopPreview.feeBps], [true, 'taker', ioc.feeBps]);
+    const tooBig = { marketId: BTC, side: 'buy', price: '99000', quantity: '1001' };
+    const early = ok(await post(t, '/perps/orders/preview', tooBig), 200);
+    assert.deepEqual(
+      [early.approved, early.reason, early.feeRole, early.feeBps, early.user30dVolume],
+      [false, 'SIZE_OUT_OF_RANGE', 'taker', ioc.feeBps, '1000'],
+    );
+    const maker = ok(await post(t, '/perps/orders/preview', { ...tooBig, postOnly: true }), 200);
+    assert.equal(maker.feeRole, 'maker');
+    assert.notEqual(maker.feeBps, ioc.feeBps);
+  });
+
+  test('a crossed two-sided quote or ladder is refused whole, its cancelAll included', async () => {
+    const [t] = await traders(1);
+    const ladder = [{ side: 'buy', price: '99400', quantity: '0.01' }, { side: 'sell', price: '100600', quantity: '0.01' }];
+    ok(await post(t, '/perps/quotes/bulk', { marketId: BTC, quotes: ladder }), 200);
+    const before = await snapshot(t);
+    const quote = { marketId: BTC, bid: { price: '99600', quantity: '0.01' }, ask: { price: '99500', quantity: '0.01' } };
+    assertError(await post(t, '/perps/quotes', quote), 400, 'VALIDATION_ERROR');
+    const crossed = [{ side: 'buy', price: '99500', quantity: '0.01' }, { side: 'buy', price: '99300', quantity: '0.01' },
+      { side: 'sell', price: '99500', quantity: '0.01' }];
+    const bulk = await post(t, '/perps/quotes/bulk', { marketId: BTC, cancelAll: true, quotes: crossed });
+    assertError(bulk, 400, 'VALIDATION_ERROR');
+    assert.match(bulk.body.message, /bid 99500 is not below ask 99500/);
+    assert.equal(await snapshot(t), before, 'the resting ladder stands');
+    await clear(t);
+  });
+
+  test('cancel one takes no body fields; cancel-all names a bad filter field and 404s an unknown market', async () => {
+    const [t] = await traders(1);
+    const placed = ok(await order(t, { side: 'buy', price: '98000', quantity: '0.01' }));
+    const before = await snapshot(t);
+    const extra = await post(t, `/perps/orders/${placed.id}/cancel`, { foo: 1 });
+    assertError(extra, 400, 'VALIDATION_ERROR');
+    assert.match(extra.body.message, /foo/);
+    const typed = await post(t, '/perps/orders/cancel-all', { marketId: 1 });
+    assertError(typed, 400, 'VALIDATION_ERROR');
+    assert.match(typed.body.message, /marketId/);
+    const list = await post(t, '/perps/orders/cancel-all', []);
+    assertError(list, 400, 'VALIDATION_ERROR');
+    assert.match(list.body.message, /object or null/);
+    assertError(await post(t, '/perps/orders/cancel-all', { marketId: 'DOGE-PERP' }), 404, 'NOT_FOUND');
+    assertError(await post(t, '/perps/orders/cancel-all', { clientOrderId: 'a b' }), 400, 'VALIDATION_ERROR');
+    assert.equal(await snapshot(t), before, 'nothing was cancelled');
+    assert.equal(ok(await post(t, `/perps/orders/${placed.id}/cancel`, {}), 200).status, 'cancelled');
+  });
+
+  test('close without marginMode closes the only open position, an isolated one included', async () => {
+    const [t, m] = await traders(2);
+    ok(await order(m, { side: 'sell', price: '100000', quantity: '0.02' }));
+    ok(await order(t, { side: 'buy', price: '100000', quantity: '0.02', timeInForce: 'ioc', marginMode: 'isolated' }));
+    ok(await order(m, { side: 'buy', price: '99900', quantity: '0.02' }));
+    const closed = ok(await post(t, '/perps/positions/close', { marketId: BTC }), 200);
+    assert.deepEqual([closed.marginMode, closed.status, closed.filledQuantity], ['isolated', 'filled', '0.02']);
+    assert.deepEqual(ok(await get(t, '/perps/positions'), 200), []);
+    assertError(await post(t, '/perps/positions/close', { marketId: BTC }), 404, 'NOT_FOUND');
+    await clear(m);
   });
 });
 

@@ -243,8 +243,12 @@ function inBand(spec: MarketSpec, side: Side, price: Fixed, mark: Fixed): boolea
   return side === BUY ? price <= mark + band : price >= mark - band;
 }
 
-/** Book limit of a market order: the band edge (in ticks), or anything when there is no mark. */
-function marketLimit(spec: MarketSpec, side: Side, mark: Fixed | null): number {
+/**
+ * Book limit of a market order: the band edge (in ticks) around the mark, around the last mark
+ * while there is none, or anything when the market was never marked.
+ */
+function marketLimit(spec: MarketSpec, side: Side, fresh: Fixed | null, last: Fixed | null): number {
+  const mark = fresh ?? last;
   if (mark === null) return side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT;
   const tick = tickOf(spec);
   const band = bandOf(spec, mark);
@@ -310,6 +314,8 @@ class Model implements MatchSink {
   private taker: MOrder | null = null;
   /** How often each interesting path ran (printed, and a few required to be reached). */
   readonly paths = new Map<string, number>();
+  /** The market's last mark while it has no fresh one (the engine's, like the fresh mark the runner passes). */
+  lastMark: (marketId: string) => Fixed | null = () => null;
 
   private hit(path: string): void {
     this.paths.set(path, (this.paths.get(path) ?? 0) + 1);
@@ -362,6 +368,14 @@ class Model implements MatchSink {
     }
     if (r.quantity < spec.minSize || r.quantity > spec.maxSize) return 'SIZE_OUT_OF_RANGE';
     if (mark === null && !r.reduceOnly) return 'MARKET_CLOSED';
+    if (mark !== null && r.price === null && r.stopPrice === null) {
+      // a market order's exits are checked against the mark it fills near
+      const up = r.side === BUY;
+      const tp = r.takeProfitPrice;
+      const sl = r.stopLossPrice;
+      if (tp !== null && (up ? tp <= mark : tp >= mark)) return 'VALIDATION_ERROR';
+      if (sl !== null && (up ? sl >= mark : sl <= mark)) return 'VALIDATION_ERROR';
+    }
     if (mark !== null && r.price !== null && r.stopPrice === null && !inBand(spec, r.side, r.price, mark)) {
       return 'PRICE_OUT_OF_BAND';
     }
@@ -462,7 +476,7 @@ class Model implements MatchSink {
         this.hit('reduce-only clipped on entry');
       }
     }
-    e.limitTicks = r.type === 'market' ? marketLimit(spec, r.side, mark) : Number(r.price! / tickOf(spec));
+    e.limitTicks = r.type === 'market' ? marketLimit(spec, r.side, mark, this.lastMark(r.marketId)) : Number(r.price! / tickOf(spec));
     e.post = this.predictPost(acct, r, e.lots, e.limitTicks);
     return e;
   }
@@ -788,6 +802,7 @@ class Run {
   readonly stats = new Map<string, number>();
 
   constructor() {
+    this.model.lastMark = (marketId) => this.ex.linear.markets.get(marketId)?.riskMark ?? null;
     this.apply({ type: 'index.publish', underlying: 'BTC', price: this.index, sourceTs: this.time });
     ADDRESSES.forEach((account, i) => {
       const amount = fx(FUNDS[i]!);
@@ -961,7 +976,16 @@ class Run {
       assert.equal(out.ok ? 'accepted' : out.code, 'NOT_FOUND');
       return this.verify(out, where);
     }
-    assert.ok(out.ok, `${where}: a quote on a listed market is never rejected as a whole`);
+    const bids = levels.filter((r) => r.side === 0 && r.price !== null).map((r) => r.price!);
+    const asks = levels.filter((r) => r.side === 1 && r.price !== null).map((r) => r.price!);
+    if (bids.some((b) => asks.some((a) => b >= a))) {
+      this.count('quote refused: crossed');
+      assert.equal(out.ok ? 'accepted' : out.code, 'VALIDATION_ERROR', `${where}: a crossed ladder is refused whole`);
+      assert.equal(dump(this.ex), before, `${where}: a refused ladder changes nothing`);
+      return this.verify(out, where);
+    }
+    assert.ok(out.ok, `${where}: an uncrossed quote on a listed market is never rejected as a whole`);
+    this.count('quote applied');
     const result: QuoteResult = out.result;
     const doomed = op.cancelAll || replaceQuoteId !== null
       ? m.liveOf(op.acct).filter((o) => o.request.marketId === marketId && o.trigger === null
@@ -978,7 +1002,7 @@ class Run {
       const o = this.settlePlacement(op.acct, r, e, order ?? null, rejection?.error ?? null, true, at);
       if (o !== null) placed.push(o);
     });
-    // results are read after the whole ladder: a later level may have cancelled an earlier one (STP)
+    // results are read after the whole ladder: a level may have cancelled an earlier order (STP)
     const statuses = result.orders.map((x) => x.order.status);
     assert.deepEqual(statuses, placed.map((o) => o.status), `${where}: ladder statuses`);
     if (result.orders.length === 0 && result.cancelled.length === 0) assert.equal(dump(this.ex), before);

@@ -1,7 +1,7 @@
 /**
  * Pre-trade checks of a spot or option order, in the fixed order the venue promises (cheap to
  * expensive, first failure wins, nothing changes on a rejection):
- *   request shape → market state → tick / step → size range → price band → open-order limits →
+ *   request shape → market state → tick / step → size range → price ceiling → price band → open-order limits →
  *   duplicate client id → reduce-only feasibility → funding gate → post-only → fill-or-kill →
  *   immediate-or-cancel liquidity.
  * The same function serves the live order, `POST /orders/preview` and each strategy leg (which
@@ -147,6 +147,9 @@ export function checkUnits(m: ClobMarket, r: OrderRequest): Rejection | null {
   if (r.quantity < m.spec.minSize || r.quantity > m.spec.maxSize) {
     const range = `${formatDecimal(m.spec.minSize)} and ${formatDecimal(m.spec.maxSize)}`;
     return reject('SIZE_OUT_OF_RANGE', `quantity must be between ${range}`);
+  }
+  if (r.price !== null && r.price > u.maxPrice) {
+    return reject('PRICE_OUT_OF_BAND', `price may not exceed ${formatDecimal(u.maxPrice)}`);
   }
   return null;
 }

@@ -13,6 +13,7 @@
 import { isRejection, reject, type Rejection } from '../errors.ts';
 import { systemAccount, userAccount } from '../ledger/ledger.ts';
 import type { QuoteRequest, QuoteResult } from '../linear/engine.ts';
+import { crossedLadder } from '../quote-ladder.ts';
 import type { Fixed } from '../money.ts';
 import { ClobAccount } from './account.ts';
 import type { ClobEngine } from './engine.ts';
@@ -25,6 +26,8 @@ export function placeQuotes(e: ClobEngine, accountId: number, q: QuoteRequest): 
   }
   const max = e.limits.maxQuoteLevels;
   if (q.levels.length > max) return reject('VALIDATION_ERROR', `at most ${max} quote levels per request`);
+  const crossed = crossedLadder(q.levels);
+  if (crossed !== null) return crossed;
   if (market.isOption && e.mmp.isFrozen(accountId, market.underlying, e.deps.now())) {
     const what = `market-maker protection for ${market.underlying}`;
     return reject('MMP_TRIGGERED', `${what} is frozen: quotes are refused until it ends or is reset`);

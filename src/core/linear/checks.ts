@@ -1,9 +1,10 @@
 /**
  * Pre-trade checks of a linear order, in the fixed order the venue promises (cheap to expensive,
  * first failure wins, nothing changes on a rejection):
- *   request shape → market and its state → tick / step / size range → mark available (else only
- *   reduce-only) → price band → open-order limits → duplicate client id → reduce-only feasibility →
- *   margin gate → post-only → fill-or-kill → immediate-or-cancel liquidity.
+ *   request shape → market and its state → tick / step / size range → price ceiling (markets.ts
+ *   maxPrice) → mark available (else only reduce-only) → price band → open-order limits →
+ *   duplicate client id → reduce-only feasibility → margin gate → post-only → fill-or-kill →
+ *   immediate-or-cancel liquidity.
  * The same function serves the live order and `POST /perps/orders/preview`, so a preview always
  * agrees with what the live order then does (at the same state and time).
  */
@@ -96,8 +97,14 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   if (r.quantity < market.spec.minSize || r.quantity > market.spec.maxSize) {
     return reject('SIZE_OUT_OF_RANGE', `quantity must be between ${formatDecimal(market.spec.minSize)} and ${formatDecimal(market.spec.maxSize)}`);
   }
+  // The price ceiling holds with or without a mark: the book keeps prices as safe integers.
+  if (priceTicks > units.maxPriceTicks) return reject('PRICE_OUT_OF_BAND', `price may not exceed ${formatDecimal(units.maxPrice)}`);
   const mark = c.mark;
   if (mark === null && !r.reduceOnly) return reject('MARKET_CLOSED', `no fresh mark price for ${market.spec.id}: only reduce-only orders are accepted`);
+  if (mark !== null && r.price === null && r.stopPrice === null && (r.takeProfitPrice !== null || r.stopLossPrice !== null)) {
+    const exits = checkExitSides(r, mark, `the mark ${formatDecimal(mark)}`);
+    if (exits !== null) return exits;
+  }
   const trigger = triggerOf(r, mark);
   if (mark !== null && r.price !== null && trigger === null && !market.priceInBand(r.side, priceTicks, mark)) {
     return reject('PRICE_OUT_OF_BAND', `price must be within ${market.spec.priceBandBps / 100}% of the mark ${formatDecimal(mark)}`);
@@ -117,12 +124,17 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     }
     if (trigger === null) lots = Math.min(lots, Math.abs(size));
   }
+  // A market order sweeps no further than the band edge. While the index is stale (only reduce-only
+  // orders pass) the edge is around the last mark: a feed outage is the worst time to sweep a book.
+  const anchor = mark ?? market.riskMark;
   const limitTicks = r.type === 'market'
-    ? (mark === null ? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT) : market.bandLimitTicks(r.side, mark))
+    ? (anchor === null ? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT) : market.bandLimitTicks(r.side, anchor))
     : priceTicks;
   const immediate = r.type === 'market' || r.timeInForce !== 'gtc';
   const sweep = trigger === null && immediate ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id) : null;
-  const takes = !r.postOnly && (sweep !== null ? sweep.lots > 0 : trigger === null && market.book.wouldCross(r.side, priceTicks));
+  // An immediate order never rests, so it can only take; a conditional order is taken to take when
+  // it fires (a stop-market always does). Either way its fee reserve is the taker's.
+  const takes = !r.postOnly && (immediate || trigger !== null || market.book.wouldCross(r.side, priceTicks));
   const notional = immediate ? (sweep?.notional ?? estimate(market, lots, mark)) : units.notional(priceTicks, lots);
   const feeRole: FeeRole = takes ? 'taker' : 'maker';
   const feeBps = c.feeRate(feeRole);
@@ -151,14 +163,21 @@ function checkShape(r: OrderRequest): Rejection | null {
     return reject('VALIDATION_ERROR', 'takeProfitPrice/stopLossPrice attach to orders that open a position, not to reduce-only orders');
   }
   const ref = r.price ?? r.stopPrice;
-  if (ref !== null) {
-    const up = r.side === BUY;
-    if (r.takeProfitPrice !== null && (up ? r.takeProfitPrice <= ref : r.takeProfitPrice >= ref)) {
-      return reject('VALIDATION_ERROR', `takeProfitPrice must be ${up ? 'above' : 'below'} the order price for a ${up ? 'buy' : 'sell'}`);
-    }
-    if (r.stopLossPrice !== null && (up ? r.stopLossPrice >= ref : r.stopLossPrice <= ref)) {
-      return reject('VALIDATION_ERROR', `stopLossPrice must be ${up ? 'below' : 'above'} the order price for a ${up ? 'buy' : 'sell'}`);
-    }
+  return ref === null ? null : checkExitSides(r, ref, 'the order price');
+}
+
+/**
+ * A take-profit exit sits on the winning side of where the position opens and a stop-loss on the
+ * losing side (else it fires at once). `ref` is the order's price, its stop price, or for a market
+ * order the mark it will fill near.
+ */
+function checkExitSides(r: OrderRequest, ref: Fixed, what: string): Rejection | null {
+  const up = r.side === BUY;
+  if (r.takeProfitPrice !== null && (up ? r.takeProfitPrice <= ref : r.takeProfitPrice >= ref)) {
+    return reject('VALIDATION_ERROR', `takeProfitPrice must be ${up ? 'above' : 'below'} ${what} for a ${up ? 'buy' : 'sell'}`);
+  }
+  if (r.stopLossPrice !== null && (up ? r.stopLossPrice >= ref : r.stopLossPrice <= ref)) {
+    return reject('VALIDATION_ERROR', `stopLossPrice must be ${up ? 'below' : 'above'} ${what} for a ${up ? 'buy' : 'sell'}`);
   }
   return null;
 }

@@ -17,6 +17,7 @@ import { coreConfig } from '../../config/core.ts';
 import { PERP_FEE_TIERS, UNDERLYINGS } from '../../config/markets.ts';
 import type { SelfTradePrevention } from '../book/order-book.ts';
 import type { ClosePositionRequest, Command } from '../commands.ts';
+import { reject } from '../errors.ts';
 import { Exchange, type Outcome } from '../exchange.ts';
 import { systemAccount } from '../ledger/ledger.ts';
 import { formatDecimal, fx, type Fixed } from '../money.ts';
@@ -665,8 +666,11 @@ describe('insurance fund', () => {
     v.fund(B, '100000');
     v.trade(A, B, 'buy', '1', '100000');
     v.order(B, { side: 'buy', qty: '1', price: '90000' });
-    v.t += 20_000; // stale index: no mark, so no liquidation; the reduce-only close sweeps the book
-    const out = v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE });
+    v.t += 20_000; // stale index: no mark, so no liquidation
+    // A market close sweeps no further than the band around the last mark (100000 - 5 %): nothing.
+    assert.deepEqual(v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE }), reject('NO_LIQUIDITY', 'no liquidity to fill the order now; nothing rests'));
+    // A limit close at the bid the trader names trades there.
+    const out = v.run({ type: 'perp.close', account: A, close: { ...MARKET_CLOSE, type: 'limit', price: fx('90000') } });
     assert.equal(fillEvents(out)[0]?.taker.realizedPnl, fx('-10000'));
     assert.equal(v.balance(A), '0');
     const shortfall = fx('10000') + fx(bps('90000', TIER0.takerBps)) - fx('2050');

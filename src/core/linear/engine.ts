@@ -21,7 +21,8 @@ import type { MarketSpec } from '../markets.ts';
 import { roundTo, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
-import type { FeeSchedule, VolumeTracker } from '../risk/fees.ts';
+import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
+import { crossedLadder } from '../quote-ladder.ts';
 import { PendingSums, TouchedSet } from '../touched.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
@@ -50,6 +51,15 @@ export interface PlaceResult {
   readonly order: OrderRecord;
   readonly fills: readonly FillRecord[];
   readonly position: PositionRecord | null;
+}
+
+/** A preview: the plan once the order's figures are known, the first failing check, and the fee context. */
+export interface PerpPreview {
+  readonly plan: OrderPlan | null;
+  readonly rejection: Rejection | null;
+  readonly volume30d: Fixed;
+  readonly feeRole: FeeRole;
+  readonly feeBps: Fixed;
 }
 
 export interface QuoteRequest {
@@ -149,12 +159,25 @@ export class LinearEngine implements MatchSink {
     return this.resultOf(order);
   }
 
-  /** The live order's checks without executing: its figures and the first failing check, if any. */
-  preview(accountId: number, request: OrderRequest): { plan: OrderPlan | null; rejection: Rejection | null } {
+  /**
+   * The live order's checks without executing: its figures and the first failing check, if any.
+   * The account's 30-day volume and its fee rate for the order's likely role are known before any
+   * check, so a preview rejected early (no plan yet) still reports them.
+   */
+  preview(accountId: number, request: OrderRequest): PerpPreview {
     const market = this.markets.get(request.marketId);
-    if (market === undefined) return { plan: null, rejection: reject('NOT_FOUND', `market ${request.marketId} not found`) };
-    const account = this.accounts.get(accountId) ?? new LinearAccount(accountId, userAccount(accountId, 'perps', this.deps.settlementAsset));
-    return evaluateOrder(market, request, this.checkContext(account, market, false));
+    const evaluated = market === undefined
+      ? { plan: null, rejection: reject('NOT_FOUND', `market ${request.marketId} not found`) }
+      : evaluateOrder(market, request, this.checkContext(this.accounts.get(accountId) ?? this.detachedAccount(accountId), market, false));
+    const { plan } = evaluated;
+    const volume30d = this.deps.volumes.volume30d(accountId, this.deps.now());
+    const feeRole = plan?.feeRole ?? (request.postOnly ? 'maker' : 'taker');
+    return { ...evaluated, volume30d, feeRole, feeBps: plan?.feeBps ?? this.deps.fees.rateFor(volume30d, feeRole) };
+  }
+
+  /** A blank account that is not registered (reads about an account the engine has not seen). */
+  private detachedAccount(accountId: number): LinearAccount {
+    return new LinearAccount(accountId, userAccount(accountId, 'perps', this.deps.settlementAsset));
   }
 
   quote(accountId: number, q: QuoteRequest): QuoteResult | Rejection {
@@ -163,6 +186,8 @@ export class LinearEngine implements MatchSink {
     if (q.levels.length > this.deps.limits.maxQuoteLevels) {
       return reject('VALIDATION_ERROR', `at most ${this.deps.limits.maxQuoteLevels} quote levels per request`);
     }
+    const crossed = crossedLadder(q.levels);
+    if (crossed !== null) return crossed;
     const cancelled: string[] = [];
     const account = this.account(accountId);
     if (q.cancelAll || q.replaceQuoteId !== null) {
@@ -843,7 +868,7 @@ export class LinearEngine implements MatchSink {
   }
 
   risk(accountId: number) {
-    const account = this.accounts.get(accountId) ?? new LinearAccount(accountId, userAccount(accountId, 'perps', this.deps.settlementAsset));
+    const account = this.accounts.get(accountId) ?? this.detachedAccount(accountId);
     return accountRisk(account, this.balance(accountId));
   }
 

@@ -20,7 +20,7 @@ import {
   ClobCancelAllBody, ClobOrderBody, ClobOrderResultView, ClobPreviewView, ClobQuoteLevel, ClobQuoteResult,
   ModifyBody,
 } from '../schemas/clob.ts';
-import { OrderIdParams, responses } from '../schemas/common.ts';
+import { EmptyBody, OrderIdParams, responses } from '../schemas/common.ts';
 import { ClientOrderId, orderView, QuoteId } from '../schemas/orders.ts';
 import { Decimal } from '../validation.ts';
 import { clobPlaceView, optionPositionOf } from './clob-views.ts';
@@ -126,7 +126,7 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
       tags: TAGS,
       summary: 'Cancel one resting option or spot order; returns the cancelled order',
       description: '404 for an unknown order or another account\'s; 409 CONFLICT when it already ended.',
-      params: OrderIdParams, response: responses({ 200: ClobOrderResultView }, ORDER_ERRORS),
+      params: OrderIdParams, body: EmptyBody, response: responses({ 200: ClobOrderResultView }, ORDER_ERRORS),
     },
   }, async (req) => {
     const address = callerAddress(req);
@@ -184,7 +184,8 @@ function quoteRoutes(app: TypedApp, ctx: GatewayContext): void {
       tags: TAGS,
       summary: 'Place a two-sided quote (replaces the caller\'s resting orders tagged with the same quoteId)',
       description: 'Quote orders count for market-maker protection; while it is frozen for the '
-        + 'underlying the request is refused with 422 MMP_TRIGGERED.',
+        + 'underlying the request is refused with 422 MMP_TRIGGERED. A bid at or above the ask is refused '
+        + 'whole with 400 VALIDATION_ERROR (the ask would meet the bid and self-trade).',
       body: SingleQuoteBody, response: responses({ 200: ClobQuoteResult }, ORDER_ERRORS),
     },
   }, async (req) => {
@@ -255,12 +256,14 @@ const BULK_DESCRIPTION = `Levels are placed in order as one sequenced command. A
 checks (e.g. POST_ONLY_WOULD_CROSS, INSUFFICIENT_MARGIN) is listed in \`rejected\` with its index; the
 other levels stand. \`cancelAll\` cancels every resting order the caller placed through a quote endpoint
 on this market before the ladder is placed; no reader, stream or match sees the book between the two.
-Refused whole with 422 MMP_TRIGGERED while market-maker protection is frozen for the underlying.`;
+Refused whole with 422 MMP_TRIGGERED while market-maker protection is frozen for the underlying, and
+with 400 VALIDATION_ERROR when its highest bid is not below its lowest ask (its levels would self-trade).`;
 
 const ORDER_DESCRIPTION = `Checks run in this order and the first failure is returned (nothing changes on
 a rejection): schema and decimals (400 VALIDATION_ERROR, INVALID_DECIMAL), market (404), market state
 (422 MARKET_CLOSED: an option at or after its expiry), tick and step (400 INVALID_TICK, INVALID_STEP),
-size range (422 SIZE_OUT_OF_RANGE), price band (422 PRICE_OUT_OF_BAND: spot within the market's band
+size range (422 SIZE_OUT_OF_RANGE), the market's price ceiling (422 PRICE_OUT_OF_BAND: the largest price at
+which the maximum size is an exact integer of ticks times lots), price band (422 PRICE_OUT_OF_BAND: spot within the market's band
 around a fresh index, no band while the index is stale; options within static bounds, a call at most the
 underlying, a put at most its strike), open-order limits (422 TOO_MANY_OPEN_ORDERS), duplicate
 clientOrderId (409 DUPLICATE_CLIENT_ORDER_ID, unique among live orders and for 24 h after an order ends),

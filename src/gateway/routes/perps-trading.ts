@@ -10,6 +10,7 @@
  */
 import { Type } from 'typebox';
 import type { PlaceResult } from '../../core/linear/engine.ts';
+import type { MarginMode } from '../../core/records.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { execute, histories, type GatewayContext } from '../context.ts';
@@ -17,7 +18,7 @@ import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec } from '../format.ts';
 import { orderRequest } from '../order-requests.ts';
-import { OrderIdParams, responses } from '../schemas/common.ts';
+import { EmptyBody, OrderIdParams, responses } from '../schemas/common.ts';
 import {
   BulkQuoteResult,
   ClientOrderId,
@@ -75,14 +76,15 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const address = callerAddress(req);
     const request = orderRequest(req.body, marketSpec(req.body.marketId));
-    const { plan, rejection } = ctx.exchange.previewPerpOrder(address, request, ctx.now());
+    const { plan, rejection, volume30d, feeRole, feeBps } = ctx.exchange.previewPerpOrder(address, request, ctx.now());
+    // A check that fails before the order's figures are known leaves notional, margin and fee at 0.
     return {
       notional: dec(plan?.notional ?? 0n),
       marginRequired: dec(plan?.marginRequired ?? 0n),
       estFee: dec(plan?.estFee ?? 0n),
-      feeBps: dec(plan?.feeBps ?? 0n),
-      feeRole: plan?.feeRole ?? 'taker',
-      user30dVolume: dec(plan?.volume30d ?? 0n),
+      feeBps: dec(feeBps),
+      feeRole,
+      user30dVolume: dec(volume30d),
       approved: rejection === null,
       ...(rejection === null ? {} : { reason: rejection.code, message: rejection.message }),
     };
@@ -93,6 +95,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Place a two-sided quote (replaces the caller\'s resting orders tagged with the same quoteId)',
+      description: 'A bid at or above the ask is refused whole with 400 VALIDATION_ERROR before anything changes (the ask would meet the bid and self-trade prevention would cancel it). A side that fails its checks is listed in `rejected`; the other stands.',
       body: Type.Object(
         {
           marketId: Type.String({ maxLength: 40 }),
@@ -127,7 +130,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Place a quote ladder; with cancelAll, replace the caller\'s resting quotes in one atomic step',
-      description: 'Levels are placed in order as one sequenced command. A level that fails its checks (e.g. POST_ONLY_WOULD_CROSS, INSUFFICIENT_MARGIN) is listed in `rejected` with its index; the other levels stand. `cancelAll` cancels every resting order the caller placed through a quote endpoint on this market before the ladder is placed; no reader, stream or match sees the book between the two.',
+      description: 'Levels are placed in order as one sequenced command. A level that fails its checks (e.g. POST_ONLY_WOULD_CROSS, INSUFFICIENT_MARGIN) is listed in `rejected` with its index; the other levels stand. `cancelAll` cancels every resting order the caller placed through a quote endpoint on this market before the ladder is placed; no reader, stream or match sees the book between the two. A ladder whose highest bid is not below its lowest ask is refused whole with 400 VALIDATION_ERROR before anything changes (its levels would self-trade).',
       body: Type.Object(
         {
           marketId: Type.String({ maxLength: 40 }),
@@ -158,6 +161,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
       tags: ['perps'],
       summary: 'Cancel one open or untriggered order; returns the cancelled order',
       params: OrderIdParams,
+      body: EmptyBody,
       response: responses({ 200: OrderResultView }, ORDER_ERRORS),
     },
   }, async (req) => {
@@ -180,22 +184,26 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Cancel the caller\'s open and untriggered perp orders, optionally filtered; no body cancels everything',
+      description: 'Filters combine: marketId (404 when no such market is listed), quoteId, clientOrderId, marginMode. Returns the ids of the orders cancelled.',
       body: Type.Union([
         Type.Object(
           {
             marketId: Type.Optional(Type.String({ maxLength: 40 })),
             quoteId: Type.Optional(QuoteId),
-            clientOrderId: Type.Optional(Type.String({ maxLength: 36 })),
+            clientOrderId: Type.Optional(ClientOrderId),
             marginMode: Type.Optional(MarginModeSchema),
           },
           { additionalProperties: false },
         ),
         Type.Null(),
       ]),
-      response: responses({ 200: Type.Object({ cancelled: Type.Array(Type.String()) }) }),
+      response: responses({ 200: Type.Object({ cancelled: Type.Array(Type.String()) }) }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
     const filter = req.body ?? {};
+    if (filter.marketId !== undefined && !ctx.exchange.linear.markets.has(filter.marketId)) {
+      throw apiError('NOT_FOUND', `market ${filter.marketId} not found`);
+    }
     return execute(ctx, { type: 'perp.cancel_all', account: callerAddress(req), filter });
   });
 
@@ -204,6 +212,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Close a position (fully without quantity) with a reduce-only order; returns the closing order',
+      description: 'Without `marginMode` it closes the cross position of the market, or the isolated one when only that is open (404 when neither is). Without `orderType` it is a market order (ioc) unless a `price` is given; a market close sweeps no further than the price band around the mark (around the last mark while the index is stale).',
       body: Type.Object(
         {
           marketId: Type.String({ maxLength: 40 }),
@@ -227,7 +236,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
       account: address,
       close: {
         marketId: spec.id,
-        marginMode: req.body.marginMode ?? 'cross',
+        marginMode: req.body.marginMode ?? openMode(ctx, address, spec.id),
         quantity: req.body.quantity === undefined ? null : parseSize(req.body.quantity, 'quantity', spec.sizeDecimals),
         type,
         price: req.body.price === undefined ? null : parsePrice(req.body.price, 'price', spec.priceDecimals),
@@ -236,6 +245,16 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     });
     return result(placed, address);
   });
+}
+
+/** The margin mode a close without one means: the cross position, or the isolated one when only that is open. */
+function openMode(ctx: GatewayContext, address: string, marketId: string): MarginMode {
+  const accountId = ctx.exchange.accounts.find(address)?.id;
+  const account = accountId === undefined ? undefined : ctx.exchange.linear.findAccount(accountId);
+  const market = ctx.exchange.linear.markets.get(marketId);
+  if (account === undefined || market === undefined) return 'cross';
+  const open = (mode: MarginMode) => (account.position(market, mode)?.size ?? 0) !== 0;
+  return !open('cross') && open('isolated') ? 'isolated' : 'cross';
 }
 
 function placeView(ctx: GatewayContext, r: PlaceResult, address: string) {
@@ -255,14 +274,20 @@ function placeView(ctx: GatewayContext, r: PlaceResult, address: string) {
 }
 
 const ORDER_DESCRIPTION = `Checks run in this order and the first failure is returned (nothing changes on a rejection):
-schema and decimals (400 VALIDATION_ERROR, INVALID_DECIMAL), market (404), market state (422 MARKET_CLOSED:
-expired market, or no fresh mark, where only reduce-only orders are accepted), tick and step (400 INVALID_TICK,
-INVALID_STEP), size range (422 SIZE_OUT_OF_RANGE), price band around the mark (422 PRICE_OUT_OF_BAND), open-order
+schema and decimals (400 VALIDATION_ERROR, INVALID_DECIMAL; a price or size with more fractional digits than the
+market's priceDecimals / sizeDecimals, trailing zeros included, is 400 INVALID_TICK / INVALID_STEP), market (404),
+market state (422 MARKET_CLOSED: expired market, or no fresh mark, where only reduce-only orders are accepted), tick
+and step (400 INVALID_TICK, INVALID_STEP), size range (422 SIZE_OUT_OF_RANGE), the market's price ceiling (422
+PRICE_OUT_OF_BAND: a price above it can never trade; it is the largest price at which the maximum size is still an
+exact integer of ticks times lots), price band around the mark (422 PRICE_OUT_OF_BAND: a buy at most, a sell at
+least, the band away from the mark), take-profit and stop-loss on the right side of a market order's mark (400
+VALIDATION_ERROR; of a limit or stop order's price, with the schema checks), open-order
 limits (422 TOO_MANY_OPEN_ORDERS), duplicate clientOrderId (409 DUPLICATE_CLIENT_ORDER_ID: a retry never trades
 twice), reduce-only feasibility (422 REDUCE_ONLY_REJECTED), margin gate (422 INSUFFICIENT_MARGIN), post-only
 (422 POST_ONLY_WOULD_CROSS), fill-or-kill (422 FOK_NOT_FILLED), immediate-or-cancel liquidity (422 NO_LIQUIDITY).
 
-Trades happen at the maker's price. Market orders sweep no further than the price band and cancel the rest.
+Trades happen at the maker's price. Market orders sweep no further than the price band and cancel the rest;
+while the index is stale (only reduce-only orders pass) the band is around the last mark, never unbounded.
 Self-trade prevention (additive field selfTradePrevention): cancel_maker (default: the resting order is cancelled
 and matching continues), cancel_taker, cancel_both. A stopPrice order waits (status untriggered) until the mark
 reaches stopPrice, then runs these checks and executes. takeProfitPrice/stopLossPrice attach reduce-only market

@@ -53,7 +53,7 @@ export const ClobCancelAllBody = Type.Union([
       marketId: Type.Optional(MarketId),
       underlying: Type.Optional(Underlying),
       quoteId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:/-]{1,36}$' })),
-      clientOrderId: Type.Optional(Type.String({ maxLength: 36 })),
+      clientOrderId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:/-]{1,36}$' })),
     },
     { additionalProperties: false },
   ),
