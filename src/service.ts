@@ -199,7 +199,7 @@ function fundingProvider(exchange: Exchange, intervalMs: number) {
     const market = exchange.linear.markets.get(marketId);
     const info = market === undefined ? null : exchange.lifecycle.fundingInfo(market, now);
     if (info === null) return null;
-    const perHour = (info.rate * 3_600_000n * 100n) / BigInt(intervalMs);
-    return { rate1hPct: perHour, rate8hPct: perHour * 8n, nextFundingAt: info.nextFundingAt };
+    const perHour = info.rate === null ? null : (info.rate * 3_600_000n * 100n) / BigInt(intervalMs);
+    return { rate1hPct: perHour, rate8hPct: perHour === null ? null : perHour * 8n, nextFundingAt: info.nextFundingAt };
   };
 }

@@ -21,13 +21,15 @@ import Fastify, {
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
+  type RouteOptions,
 } from 'fastify';
 import type { Settings } from '../config/env.ts';
 import { ApiError, type ErrorBody } from './errors.ts';
-import { createAccessCheck, createIdentityResolver, type IdentityDeps } from './auth/identity.ts';
+import { createAccessCheck, createIdentityResolver, type Access, type IdentityDeps } from './auth/identity.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { strictValidatorCompiler } from './validation.ts';
 import { openApiDocument } from './openapi.ts';
+import { NoQuery } from './schemas/common.ts';
 
 export const SERVER_LIMITS = {
   bodyLimitBytes: 256 * 1024,
@@ -82,6 +84,7 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
   await app.register(swagger, { openapi: openApiDocument(settings) });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
+  app.addHook('onRoute', stateQueryAndCredentials);
   app.addHook('onRequest', async (_req, reply) => {
     reply.header('X-Api-Version', '1');
   });
@@ -95,6 +98,28 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
   });
   app.get('/openapi.json', { schema: { hide: true }, config: { access: 'public' } }, async () => app.swagger());
   return app;
+}
+
+/** The OpenAPI security requirement of each access tier (any one of the listed schemes will do). */
+const SECURITY: Record<Access, readonly Record<string, string[]>[]> = {
+  public: [],
+  session: [{ bearer: [] }, { session: [] }],
+  read: [{ bearer: [] }, { session: [] }, { apiKey: [] }],
+  trade: [{ bearer: [] }, { session: [] }, { apiKey: [] }],
+  admin: [{ admin: [] }],
+};
+
+/**
+ * Every API route (one that declares its access tier) states its query and its credentials: a GET
+ * without query parameters refuses any (an ignored filter is a silently wrong answer), and the
+ * OpenAPI document names the schemes each operation accepts.
+ */
+function stateQueryAndCredentials(route: RouteOptions): void {
+  const access = (route.config as { access?: Access } | undefined)?.access;
+  if (access === undefined) return;
+  const schema = (route.schema ??= {}) as { querystring?: unknown; security?: unknown };
+  if (route.method === 'GET' && schema.querystring === undefined) schema.querystring = NoQuery;
+  schema.security ??= SECURITY[access];
 }
 
 function sendError(app: FastifyInstance, error: unknown, req: FastifyRequest, reply: FastifyReply): void {

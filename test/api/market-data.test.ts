@@ -173,6 +173,14 @@ describe('after trades', () => {
     assert.equal(r.body.t[0], Math.floor(nowSec() / DAY) * DAY);
   });
 
+  test('countback takes precedence over a from beyond 90 days (a TradingView daily chart asks for 300+ days)', async () => {
+    const to = nowSec();
+    const r = await ohlc(`symbol=BTC-PERP&resolution=D&from=${to - 400 * DAY}&to=${to}&countback=300`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.s, 'ok');
+    assert.equal(r.body.t[r.body.t.length - 1], Math.floor(to / DAY) * DAY);
+  });
+
   test('no_data after the last trade carries nextTime = the newest bar before from', async () => {
     const ok = await ohlc('symbol=BTC-PERP&resolution=60');
     const newest = ok.body.t[ok.body.t.length - 1];

@@ -149,6 +149,26 @@ describe('authentication of private streams', () => {
 });
 
 describe('fills and positions', () => {
+  test('a member joining a running group gets a snapshot with an eventId of its own', async () => {
+    const [c, d] = await Promise.all([perpTrader(url), perpTrader(url)]);
+    const first = new StreamClient(userUrl('?intervalMs=50'), bearer(c));
+    let late: StreamClient | null = null;
+    try {
+      await first.next((m) => m.event === 'snapshot');
+      await limit(url, c, 'sell', '0.01', '100000');
+      await limit(url, d, 'buy', '0.01', '100000');
+      const delta = await first.next((m) => m.event === 'delta');
+      late = new StreamClient(userUrl('?intervalMs=50'), bearer(c));
+      const snapshot = await late.next((m) => m.event === 'snapshot');
+      assert.ok(snapshot.data.eventSeq >= delta.data.eventSeq, 'the joiner resumes from the group seq');
+      const ids = first.messages.map((m) => m.data.eventId);
+      assert.ok(!ids.includes(snapshot.data.eventId), `${snapshot.data.eventId} is not one of ${ids.join(', ')}`);
+    } finally {
+      first.close();
+      late?.close();
+    }
+  });
+
   test('a fill reaches each side as a trade plus a position upsert; nothing crosses accounts', async () => {
     const aUser = new StreamClient(userUrl('?intervalMs=50'), bearer(a));
     const bUser = new StreamClient(userUrl('?intervalMs=50'), bearer(b));

@@ -36,6 +36,9 @@ import type { LinearEngine } from './engine.ts';
 import { FundingState, intervalRate, nextFundingTime, samplePremium, type FundingSettings } from './funding.ts';
 import { accountRisk, isolatedHealth } from './margin.ts';
 import { MARK_SETTINGS, type LinearMarket } from './market.ts';
+
+/** The funding state of an interval not sampled yet (never written: intervalRate only reads). */
+const UNSAMPLED = new FundingState();
 import type { Position } from './position.ts';
 
 export interface LiquidationSettings {
@@ -115,11 +118,19 @@ export class LinearLifecycle {
     this.engine.postFunding(market, payments, at);
   }
 
-  /** Funding figures for market stats: the predicted rate of the running interval. */
-  fundingInfo(market: LinearMarket, now: number): { rate: Fixed; nextFundingAt: number } | null {
+  /**
+   * Funding figures for market stats: the predicted rate of the running interval, null while the
+   * index is stale (no fresh input, no figure). Samples of an earlier interval say nothing of this
+   * one: until it is sampled the prediction is the interest rate alone.
+   */
+  fundingInfo(market: LinearMarket, now: number): { rate: Fixed | null; nextFundingAt: number } | null {
     if (!market.isPerp) return null;
+    const s = this.settings.funding;
+    const nextFundingAt = nextFundingTime(now, s.intervalMs);
+    if (this.deps.index.index(market.spec.underlying, now) === null) return { rate: null, nextFundingAt };
     const state = this.stateOf(market);
-    return { rate: intervalRate(state, market, this.settings.funding), nextFundingAt: nextFundingTime(now, this.settings.funding.intervalMs) };
+    const sampled = state.intervalStart === nextFundingAt - s.intervalMs ? state : UNSAMPLED;
+    return { rate: intervalRate(sampled, market, s), nextFundingAt };
   }
 
   private stateOf(market: LinearMarket): FundingState {

@@ -13,7 +13,7 @@
 import { divRound, type Fixed } from '../money.ts';
 import type { LinearAccount } from './account.ts';
 import type { LinearEngine } from './engine.ts';
-import { accountRisk, riskMark, type AccountRisk } from './margin.ts';
+import { accountRisk, type AccountRisk } from './margin.ts';
 import type { Position } from './position.ts';
 import { positionRecord } from './records.ts';
 import type { MarginMode, PositionRecord } from '../records.ts';
@@ -53,9 +53,10 @@ export function positionViewFor(engine: LinearEngine, accountId: number, marketI
 
 export function positionView(engine: LinearEngine, _account: LinearAccount, risk: AccountRisk, p: Position, now: number): PositionView {
   const base = positionRecord(p);
-  const mark = engine.markAt(p.market, now);
-  const valuation = mark ?? riskMark(p.market);
-  if (valuation === null) return withValuation(base, null, null, null, null, null);
+  const valuation = engine.markAt(p.market, now);
+  // No fresh mark: nothing valued at a mark is shown (a stale mark is never carried forward); an
+  // isolated position's allocation is not a valuation.
+  if (valuation === null) return withValuation(base, null, null, null, null, p.marginMode === 'isolated' ? p.isolatedMargin : null);
   const notional = p.notional(valuation);
   const upnl = p.unrealized(valuation);
   const size = p.market.units.size(p.size); // signed base units
@@ -77,8 +78,8 @@ export function positionView(engine: LinearEngine, _account: LinearAccount, risk
   const liq = denominator === 0n ? null : divRound(numerator * SCALE, denominator, 'halfUp');
   return withValuation(
     base,
-    mark,
-    mark === null ? null : upnl,
+    valuation,
+    upnl,
     liq !== null && liq > 0n ? p.market.units.tick * divRound(liq, p.market.units.tick, 'halfUp') : null,
     equity > 0n ? divRound(notional * SCALE, equity, 'halfUp') : null,
     margin,
@@ -116,16 +117,22 @@ function withValuation(
   };
 }
 
+/**
+ * The account's perp margin summary. The figures valued at a mark (unrealised PnL, equity, margins,
+ * ratio) are null while a market the account holds a position or resting orders in has no fresh
+ * mark: a stale mark is never shown. `availableMargin` and `withdrawable` stay: they are what the
+ * venue acts on (reduce-only orders, transfers out), valued at the last mark until a fresh one.
+ */
 export interface PerpBalanceView {
   readonly asset: string;
   /** Cash in the perps bucket (deposits, realised PnL, fees, funding). */
   readonly balance: Fixed;
-  readonly unrealizedPnl: Fixed;
+  readonly unrealizedPnl: Fixed | null;
   /** Cross collateral plus unrealised PnL of cross positions. */
-  readonly equity: Fixed;
-  readonly initialMargin: Fixed;
-  readonly maintenanceMargin: Fixed;
-  readonly orderMargin: Fixed;
+  readonly equity: Fixed | null;
+  readonly initialMargin: Fixed | null;
+  readonly maintenanceMargin: Fixed | null;
+  readonly orderMargin: Fixed | null;
   readonly isolatedMargin: Fixed;
   /** What new orders can still use. */
   readonly availableMargin: Fixed;
@@ -135,20 +142,29 @@ export interface PerpBalanceView {
   readonly marginRatio: Fixed | null;
 }
 
-export function perpBalanceView(engine: LinearEngine, accountId: number, asset: string): PerpBalanceView {
+export function perpBalanceView(engine: LinearEngine, accountId: number, asset: string, now: number): PerpBalanceView {
   const r = engine.risk(accountId);
   const withdrawable = engine.holds().transferable(accountId, asset);
+  const account = engine.findAccount(accountId);
+  const valued = account === undefined || everyMarkFresh(engine, account, now);
   return {
     asset,
     balance: r.balance,
-    unrealizedPnl: r.crossUnrealized,
-    equity: r.crossEquity,
-    initialMargin: r.positionIM,
-    maintenanceMargin: r.positionMM,
-    orderMargin: r.orderIM,
+    unrealizedPnl: valued ? r.crossUnrealized : null,
+    equity: valued ? r.crossEquity : null,
+    initialMargin: valued ? r.positionIM : null,
+    maintenanceMargin: valued ? r.positionMM : null,
+    orderMargin: valued ? r.orderIM : null,
     isolatedMargin: r.isolatedAllocated,
     availableMargin: r.free > 0n ? r.free : 0n,
     withdrawable,
-    marginRatio: r.crossEquity > 0n ? divRound(r.positionMM * SCALE, r.crossEquity, 'halfUp') : null,
+    marginRatio: valued && r.crossEquity > 0n ? divRound(r.positionMM * SCALE, r.crossEquity, 'halfUp') : null,
   };
+}
+
+/** Whether every market the account has a position or resting orders in has a fresh mark now. */
+function everyMarkFresh(engine: LinearEngine, account: LinearAccount, now: number): boolean {
+  for (const p of account.positions.values()) if (p.size !== 0 && engine.markAt(p.market, now) === null) return false;
+  for (const t of account.totals.values()) if (!t.isEmpty() && engine.markAt(t.market, now) === null) return false;
+  return true;
 }

@@ -46,10 +46,11 @@ export const PortfolioView = Type.Object({
   }),
   perps: Type.Object({
     balance: Amount,
-    equity: Amount,
-    unrealizedPnl: Amount,
-    initialMargin: Amount,
-    maintenanceMargin: Amount,
+    // null while a market the account holds perps in has no fresh mark (GET /perps/balances)
+    equity: NullableString,
+    unrealizedPnl: NullableString,
+    initialMargin: NullableString,
+    maintenanceMargin: NullableString,
     availableMargin: Amount,
   }),
   wallet: Type.Object({ balance: Amount, pendingWithdrawalTotal: Amount }),
@@ -81,7 +82,7 @@ export function portfolioView(ctx: GatewayContext, address: string) {
   const ex = ctx.exchange;
   const now = ctx.now();
   const id = ex.accounts.find(address)?.id ?? -1;
-  const perps = perpBalanceView(ex.linear, id, ex.config.settlementAsset);
+  const perps = perpBalanceView(ex.linear, id, ex.config.settlementAsset, now);
   const wallet = ex.walletBalances(address);
   const positions = optionPositionViews(ex.clob, id, now).map(optionPositionView);
   return {
@@ -90,10 +91,10 @@ export function portfolioView(ctx: GatewayContext, address: string) {
     spot: spotView(ctx, address, now),
     perps: {
       balance: dec(perps.balance),
-      equity: dec(perps.equity),
-      unrealizedPnl: dec(perps.unrealizedPnl),
-      initialMargin: dec(perps.initialMargin),
-      maintenanceMargin: dec(perps.maintenanceMargin),
+      equity: decOrNull(perps.equity),
+      unrealizedPnl: decOrNull(perps.unrealizedPnl),
+      initialMargin: decOrNull(perps.initialMargin),
+      maintenanceMargin: decOrNull(perps.maintenanceMargin),
       availableMargin: dec(perps.availableMargin),
     },
     wallet: {

@@ -42,7 +42,7 @@ import { NullableIsoTime, OrNull, responses, StringEnum } from '../schemas/commo
 export type FundingProvider = (
   marketId: string,
   nowMs: number,
-) => { rate1hPct: Fixed; rate8hPct: Fixed; nextFundingAt: number } | null;
+) => { rate1hPct: Fixed | null; rate8hPct: Fixed | null; nextFundingAt: number } | null;
 
 export const MAX_CANDLE_RANGE_SEC = 90 * 86_400;
 /** Bars returned by default when `from` is omitted (capped by the 90-day range). */
@@ -127,7 +127,7 @@ const MarketStats = Type.Object({
   volume24hUsd: Type.String({ description: 'quote (USDC) notional traded in 24 h; "0" without trades' }),
   openInterest: Type.String({ description: 'open interest in base units (additive)' }),
   openInterestUsd: Nullable('open interest x mark; "0" without open interest, null without a fresh mark'),
-  funding1hPct: Nullable('current 1-hour funding rate, percent'),
+  funding1hPct: Nullable('current 1-hour funding rate, percent (the running interval\'s prediction); null while the index is stale'),
   fundingRate8hPct: Nullable('the same rate over 8 hours, percent'),
   nextFundingAt: NullableIsoTime,
 });
@@ -184,8 +184,10 @@ export function marketDataRoutes(
   }, async (req) => {
     const { market } = find(req.query.symbol);
     const resolution: Resolution = req.query.resolution ?? '15';
-    const range = candleRange(resolution, req.query.from, req.query.to, Math.floor(ctx.now() / 1000));
+    // UDF: countback takes precedence over `from` (a TradingView daily chart asks for 300+ days
+    // with a countback); the newest bars are then served from up to 90 days back.
     const { countback } = req.query;
+    const range = candleRange(resolution, countback === undefined ? req.query.from : undefined, req.query.to, Math.floor(ctx.now() / 1000));
     const from = countback === undefined ? range.from : range.to - MAX_CANDLE_RANGE_SEC;
     const history = (await histories(ctx)).market;
     const bars = history.candles(market.spec.id, resolution, Math.max(0, from), range.to, countback);
@@ -268,8 +270,8 @@ function marketStats(
     ...dayFigures(spec, mark, index, market.lastTrade?.price ?? null, day),
     openInterest: dec(openInterest),
     openInterestUsd,
-    funding1hPct: f === null ? null : dec(f.rate1hPct),
-    fundingRate8hPct: f === null ? null : dec(f.rate8hPct),
+    funding1hPct: decOrNull(f?.rate1hPct ?? null),
+    fundingRate8hPct: decOrNull(f?.rate8hPct ?? null),
     nextFundingAt: isoOrNull(f?.nextFundingAt),
   };
 }

@@ -10,8 +10,9 @@ import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { histories, type GatewayContext } from '../context.ts';
 import { dec, decOrNull, iso } from '../format.ts';
-import { IsoTime, listLimit, NullableString, responses, StringEnum } from '../schemas/common.ts';
-import { MarginModeSchema, OrderView, orderView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
+import { IsoTime, listLimit, NullableString, OrderIdParams, responses, StringEnum } from '../schemas/common.ts';
+import { ClientOrderId, MarginModeSchema, OrderView, orderView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
+import { apiError } from '../errors.ts';
 
 const StatusSchema = StringEnum(['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired']);
 
@@ -30,8 +31,16 @@ export const TradeView = Type.Object({
   createdAt: IsoTime,
 });
 
+/** A market filter: any listed perp or future id, expired futures included (their history stays readable). */
+const MarketFilter = Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'a listed perp or future id; 404 when none is listed under it' }));
+const Before = Type.Optional(Type.Integer({ minimum: 1, description: 'page backwards: only entries with an id below this (pass the smallest id of the page already read)' }));
+
 export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
   const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
+  /** An unknown market is a 404, as on the public reads, never an empty list that hides a typo. */
+  const checkMarket = (marketId: string | undefined) => {
+    if (marketId !== undefined && !ctx.exchange.linear.markets.has(marketId)) throw apiError('NOT_FOUND', `market ${marketId} not found`);
+  };
 
   app.get('/perps/orders', {
     config: { access: 'read' },
@@ -41,22 +50,43 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
       querystring: Type.Object(
         {
           limit: listLimit(500, 100),
-          marketId: Type.Optional(Type.String({ maxLength: 40 })),
+          marketId: MarketFilter,
           marginMode: Type.Optional(MarginModeSchema),
           status: Type.Optional(StatusSchema),
-          before: Type.Optional(Type.Integer({ minimum: 1 })),
+          clientOrderId: Type.Optional(ClientOrderId),
+          before: Before,
         },
         { additionalProperties: false },
       ),
-      response: responses({ 200: Type.Array(OrderView) }),
+      response: responses({ 200: Type.Array(OrderView) }, [400, 401, 403, 404, 429]),
+    },
+  }, async (req) => {
+    const q = req.query;
+    checkMarket(q.marketId);
+    const id = accountId(callerAddress(req));
+    if (id === undefined) return [];
+    return (await histories(ctx)).trading
+      .orders({
+        accountId: id, engine: 'linear', limit: q.limit ?? 100, marketId: q.marketId, marginMode: q.marginMode, status: q.status as never,
+        clientOrderId: q.clientOrderId, beforeId: q.before,
+      })
+      .map(orderView);
+  });
+
+  app.get('/perps/orders/:id', {
+    config: { access: 'read' },
+    schema: {
+      tags: ['perps'],
+      summary: 'One of the caller\'s perp orders, in any status (reconcile after a lost response)',
+      description: 'Includes everything answered before the read. 404 for an unknown id or another account\'s order. To find an order by the clientOrderId sent with it, use GET /perps/orders?clientOrderId=.',
+      params: OrderIdParams,
+      response: responses({ 200: OrderView }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
     const id = accountId(callerAddress(req));
-    if (id === undefined) return [];
-    const q = req.query;
-    return (await histories(ctx)).trading
-      .orders({ accountId: id, engine: 'linear', limit: q.limit ?? 100, marketId: q.marketId, marginMode: q.marginMode, status: q.status as never, beforeId: q.before })
-      .map(orderView);
+    const order = id === undefined ? undefined : (await histories(ctx)).trading.order(Number(req.params.id));
+    if (order === undefined || order.accountId !== id || order.engine !== 'linear') throw apiError('NOT_FOUND', `order ${req.params.id} not found`);
+    return orderView(order);
   });
 
   app.get('/perps/orders/open', {
@@ -64,10 +94,11 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'The caller\'s resting and untriggered perp orders',
-      querystring: Type.Object({ marketId: Type.Optional(Type.String({ maxLength: 40 })) }, { additionalProperties: false }),
-      response: responses({ 200: Type.Array(OrderView) }),
+      querystring: Type.Object({ marketId: MarketFilter }, { additionalProperties: false }),
+      response: responses({ 200: Type.Array(OrderView) }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
+    checkMarket(req.query.marketId);
     const id = accountId(callerAddress(req));
     const account = id === undefined ? undefined : ctx.exchange.linear.findAccount(id);
     if (account === undefined) return [];
@@ -82,12 +113,16 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'The caller\'s open positions valued at the mark',
-      description: 'liquidationPrice estimates the mark at which the position would reach maintenance margin with everything else unchanged; leverage is notional over the margin backing it.',
-      response: responses({ 200: Type.Array(PositionViewSchema) }),
+      description: 'liquidationPrice estimates the mark at which the position would reach maintenance margin with everything else unchanged; leverage is notional over the margin backing it. Without a fresh mark, markPrice, unrealizedPnl, liquidationPrice, leverage and a cross position\'s margin are null (an isolated position\'s margin is its allocation).',
+      querystring: Type.Object({ marketId: MarketFilter }, { additionalProperties: false }),
+      response: responses({ 200: Type.Array(PositionViewSchema) }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
+    const { marketId } = req.query;
+    checkMarket(marketId);
     const id = accountId(callerAddress(req));
-    return id === undefined ? [] : positionViews(ctx.exchange.linear, id, ctx.now()).map(positionView);
+    const views = id === undefined ? [] : positionViews(ctx.exchange.linear, id, ctx.now());
+    return views.filter((p) => marketId === undefined || p.marketId === marketId).map(positionView);
   });
 
   app.get('/perps/trades', {
@@ -96,12 +131,13 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
       tags: ['perps'],
       summary: 'The caller\'s perp fills, newest first',
       querystring: Type.Object(
-        { limit: listLimit(500, 100), marketId: Type.Optional(Type.String({ maxLength: 40 })), before: Type.Optional(Type.Integer({ minimum: 1 })) },
+        { limit: listLimit(500, 100), marketId: MarketFilter, before: Before },
         { additionalProperties: false },
       ),
-      response: responses({ 200: Type.Array(TradeView) }),
+      response: responses({ 200: Type.Array(TradeView) }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
+    checkMarket(req.query.marketId);
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
     return (await histories(ctx)).trading
@@ -127,16 +163,16 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Perp collateral and margin view',
-      description: 'balance is the cash in the perps bucket; equity adds unrealised PnL of cross positions; availableMargin is what new orders can use; withdrawable what a transfer out may take now; marginRatio is maintenance margin over equity (liquidation at 1).',
+      description: 'balance is the cash in the perps bucket; equity adds unrealised PnL of cross positions; availableMargin is what new orders can use; withdrawable what a transfer out may take now; marginRatio is maintenance margin over equity (liquidation at 1). While a market the account has a position or resting orders in has no fresh mark, the figures valued at a mark (unrealizedPnl, equity, initialMargin, maintenanceMargin, orderMargin, marginRatio) are null (a stale mark is never shown); availableMargin and withdrawable stay, valued at the last mark, because they are what the venue acts on (reduce-only orders, transfers out).',
       response: responses({
         200: Type.Object({
           asset: Type.String(),
           balance: Type.String(),
-          unrealizedPnl: Type.String(),
-          equity: Type.String(),
-          initialMargin: Type.String(),
-          maintenanceMargin: Type.String(),
-          orderMargin: Type.String(),
+          unrealizedPnl: NullableString,
+          equity: NullableString,
+          initialMargin: NullableString,
+          maintenanceMargin: NullableString,
+          orderMargin: NullableString,
           isolatedMargin: Type.String(),
           availableMargin: Type.String(),
           withdrawable: Type.String(),
@@ -146,15 +182,15 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const id = accountId(callerAddress(req)) ?? -1;
-    const v = perpBalanceView(ctx.exchange.linear, id, ctx.exchange.config.settlementAsset);
+    const v = perpBalanceView(ctx.exchange.linear, id, ctx.exchange.config.settlementAsset, ctx.now());
     return {
       asset: v.asset,
       balance: dec(v.balance),
-      unrealizedPnl: dec(v.unrealizedPnl),
-      equity: dec(v.equity),
-      initialMargin: dec(v.initialMargin),
-      maintenanceMargin: dec(v.maintenanceMargin),
-      orderMargin: dec(v.orderMargin),
+      unrealizedPnl: decOrNull(v.unrealizedPnl),
+      equity: decOrNull(v.equity),
+      initialMargin: decOrNull(v.initialMargin),
+      maintenanceMargin: decOrNull(v.maintenanceMargin),
+      orderMargin: decOrNull(v.orderMargin),
       isolatedMargin: dec(v.isolatedMargin),
       availableMargin: dec(v.availableMargin),
       withdrawable: dec(v.withdrawable),

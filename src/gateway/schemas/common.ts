@@ -39,6 +39,9 @@ export const NullableString = OrNull(Type.String());
 /** `/{id}` of an order: a decimal integer of at most 15 digits (a safe integer, so `Number` is exact). */
 export const OrderIdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,15}$' }) });
 
+/** The query of a read that takes no parameters: an unknown one is refused, not silently ignored. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 /** The body of an action that takes none: absent, `null` or `{}` (anything else is refused, not ignored). */
 export const EmptyBody = Type.Union([Type.Object({}, { additionalProperties: false }), Type.Null()]);
 

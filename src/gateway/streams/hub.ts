@@ -268,10 +268,14 @@ export abstract class Group {
     return `${this.id}.${seq}`;
   }
 
-  /** A frame of this group at its current seq (sourceTs = engineTs: the engine is the source). */
+  /**
+   * A frame of this group at its current seq (sourceTs = engineTs: the engine is the source). A
+   * snapshot for a member joining later carries the seq of the last delta (resume continues from
+   * it), so its eventId is set apart from that delta's.
+   */
   protected frame(event: string, eventType: string, engineTs: number, payload: string, type?: string) {
     const seq = this.seq;
-    const eventId = this.eventId(seq);
+    const eventId = event === 'snapshot' ? `${this.eventId(seq)}.snapshot` : this.eventId(seq);
     const fields = { eventId, eventType, eventSeq: seq, engineTs, sourceTs: engineTs, payload };
     return eventChunk(event, type === undefined ? fields : { ...fields, type });
   }

@@ -59,6 +59,11 @@ const MIGRATIONS = [
       DROP TABLE trades;
       ALTER TABLE trades_by_account_key RENAME TO trades;`,
   },
+  {
+    // Reconciling after a lost response: a client finds its order by the clientOrderId it sent.
+    id: '0202_orders_by_client_id',
+    sql: `CREATE INDEX orders_by_client_id ON orders (account_id, client_order_id) WHERE client_order_id IS NOT NULL;`,
+  },
 ];
 
 export interface OrderQuery {
@@ -68,6 +73,7 @@ export interface OrderQuery {
   readonly marketId?: string;
   readonly marginMode?: MarginMode;
   readonly status?: OrderStatus;
+  readonly clientOrderId?: string;
   /** Orders with an id below this (newest first paging). */
   readonly beforeId?: number;
 }
@@ -155,6 +161,7 @@ export class TradingHistory implements Projector {
       ['market_id = ?', q.marketId],
       ['margin_mode = ?', q.marginMode],
       ['status = ?', q.status],
+      ['client_order_id = ?', q.clientOrderId],
     ];
     for (const [clause, value] of filters) {
       if (value === undefined) continue;
