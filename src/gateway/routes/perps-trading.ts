@@ -292,4 +292,6 @@ Self-trade prevention (additive field selfTradePrevention): cancel_maker (defaul
 and matching continues), cancel_taker, cancel_both. A stopPrice order waits (status untriggered) until the mark
 reaches stopPrice, then runs these checks and executes. takeProfitPrice/stopLossPrice attach reduce-only market
 exits triggered by the mark, sized to what the order filled; one firing cancels the other, and both are
-cancelled when the position closes. Reduce-only orders never exceed the position and reserve no margin.`;
+cancelled when the position closes. Reduce-only orders never exceed the position and reserve no margin: one
+larger than the position is clipped to it on entry (its quantity is then the clipped size), and a resting one
+shrinks with the position.`;
