@@ -25,3 +25,8 @@ test('a bad group-commit setting is refused with the variable named', () => {
     assert.throws(() => loadSettings({ [name]: raw }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(name), `${name}=${raw}`);
   }
 });
+
+test('the push feed needs the admin routes it arrives through', () => {
+  assert.throws(() => loadSettings({ FEED: 'push' }), (e: unknown) => e instanceof ConfigError && e.message.startsWith('FEED=push'));
+  assert.equal(loadSettings({ FEED: 'push', ADMIN_TOKEN: 'x'.repeat(16) }).feed, 'push');
+});

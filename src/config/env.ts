@@ -73,6 +73,9 @@ export function loadSettings(env: Env = readEnv()): Settings {
   }
   const adminToken = env.ADMIN_TOKEN ?? null;
   if (adminToken !== null && adminToken.length < 16) throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  const feed = oneOf(env, 'FEED', ['simulated', 'push'] as const, 'simulated');
+  // The push feed is POST /admin/index: without the admin routes no price could ever arrive.
+  if (feed === 'push' && adminToken === null) throw new ConfigError('FEED=push needs ADMIN_TOKEN (prices arrive through POST /admin/index)');
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -81,7 +84,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
     chainId: int(env, 'CHAIN_ID', 1, 1, 2 ** 53 - 1),
     jwtSecret,
     adminToken,
-    feed: oneOf(env, 'FEED', ['simulated', 'push'] as const, 'simulated'),
+    feed,
     marketMaker: oneOf(env, 'MARKET_MAKER', ['on', 'off'] as const, 'on') === 'on',
     chainBlockMs: int(env, 'CHAIN_BLOCK_MS', 1000, 10, 3_600_000),
     depositConfirmations: int(env, 'DEPOSIT_CONFIRMATIONS', 3, 1, 1000),

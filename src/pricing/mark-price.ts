@@ -3,9 +3,11 @@
  *
  * Perpetual (Hyperliquid's median of three, without external perp venues):
  *   mark = median of the available inputs among
- *     A = index + EMA(mid − index)          (index alone while the basis EMA has no sample)
+ *     A = index + EMA(mid − index)          (index alone while the basis EMA has no fresh sample)
  *     B = median(bestBid, bestAsk, last)    (only with both sides; last missing ⇒ the mid)
- *     C = EMA of B                          (the "local median" EMA, when it has a sample)
+ *     C = EMA of B                          (the "local median" EMA, when it has a fresh sample)
+ *   An EMA is fresh while its last sample is younger than its time constant (the caller,
+ *   core/linear/market.ts, passes null otherwise: an input too old is unavailable).
  *   then clamped to index·(1 ± clampBps/10⁴), then rounded half up to the tick. Rounding after the
  *   clamp can leave the mark up to half a tick outside the band; it is always on the tick grid.
  * Dated future:

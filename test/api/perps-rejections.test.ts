@@ -275,7 +275,7 @@ describe('duplicate clientOrderId', () => {
 });
 
 describe('MARKET_CLOSED when the index is stale', () => {
-  test('a market close sweeps no further than the band around the last mark; a limit close trades at its price', async () => {
+  test('a close sweeps no further than the band around the last mark, and a limit close is banded there', async () => {
     const url = staleSvc.url;
     await publish(url, '100000');
     const [a, b] = await traders(2, '100000', url);
@@ -285,10 +285,16 @@ describe('MARKET_CLOSED when the index is stale', () => {
     clock.offset += 120_000;
     const before = await snapshot(a!, url);
     assertError(await post(a!, '/perps/positions/close', { marketId: BTC }, url), 422, 'NO_LIQUIDITY');
+    const banded = await post(a!, '/perps/positions/close', { marketId: BTC, price: '90000', timeInForce: 'ioc' }, url);
+    assertError(banded, 422, 'PRICE_OUT_OF_BAND');
+    assert.match(banded.body.message, /last mark 100000/);
     assert.equal(await snapshot(a!, url), before, 'the stale feed did not sweep the book');
-    const closed = ok(await post(a!, '/perps/positions/close', { marketId: BTC, price: '90000' }, url), 200);
-    assert.deepEqual([closed.status, closed.filledQuantity, closed.avgFillPrice], ['filled', '0.1', '90000']);
+    // a stop placed now waits for the mark to fall to it from where it last was, not for the feed to return
+    const stop = { side: 'sell', type: 'market', quantity: '0.1', stopPrice: '98000', reduceOnly: true };
+    assert.equal(ok(await order(a!, stop, url)).status, 'untriggered');
     await publish(url, '100000');
+    assert.equal((ok(await get(a!, '/perps/orders/open', url), 200) as Json[])[0].status, 'untriggered');
+    for (const t of [a!, b!]) ok(await post(t, '/perps/orders/cancel-all', undefined, url), 200);
   });
 
   test('non-reduce-only orders are refused; reduce-only orders and closes still work', async () => {

@@ -376,7 +376,8 @@ class Model implements MatchSink {
       if (tp !== null && (up ? tp <= mark : tp >= mark)) return 'VALIDATION_ERROR';
       if (sl !== null && (up ? sl >= mark : sl <= mark)) return 'VALIDATION_ERROR';
     }
-    if (mark !== null && r.price !== null && r.stopPrice === null && !inBand(spec, r.side, r.price, mark)) {
+    const anchor = mark ?? this.lastMark(r.marketId); // the band holds around the last mark while there is none
+    if (anchor !== null && r.price !== null && r.stopPrice === null && !inBand(spec, r.side, r.price, anchor)) {
       return 'PRICE_OUT_OF_BAND';
     }
     if (!triggered) {
@@ -465,7 +466,7 @@ class Model implements MatchSink {
     const spec = SPECS.get(r.marketId)!;
     e.lots = Number(r.quantity / stepOf(spec));
     if (r.stopPrice !== null) {
-      const reference = mark ?? r.stopPrice;
+      const reference = mark ?? this.lastMark(r.marketId) ?? r.stopPrice;
       e.trigger = { price: r.stopPrice, dir: r.stopPrice >= reference ? 1 : -1 };
       return e;
     }

@@ -1,8 +1,9 @@
 /**
  * The index feed port: how spot prices from external sources reach the exchange. The embedded
- * default is the simulated feed (simulated-feed.ts, a seeded multi-source model); the push feed
- * (push-feed.ts) forwards prices published through the admin index endpoint. A real adapter (exchange
- * websockets) implements the same interface.
+ * default is the simulated feed (simulated-feed.ts, a seeded multi-source model). The push feed
+ * (FEED=push) is the admin index endpoint itself: each `POST /admin/index` is an `index.publish`
+ * command, which the index board takes as the index while it is fresh (core/prices/index-board.ts),
+ * so it needs no adapter object. A real adapter (exchange websockets) implements this interface.
  *
  * Contract for implementations:
  *   - `start` registers the single consumer and begins delivering; observations arrive grouped per

@@ -105,9 +105,14 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     const exits = checkExitSides(r, mark, `the mark ${formatDecimal(mark)}`);
     if (exits !== null) return exits;
   }
-  const trigger = triggerOf(r, mark);
-  if (mark !== null && r.price !== null && trigger === null && !market.priceInBand(r.side, priceTicks, mark)) {
-    return reject('PRICE_OUT_OF_BAND', `price must be within ${market.spec.priceBandBps / 100}% of the mark ${formatDecimal(mark)}`);
+  // While the index is stale (only reduce-only orders pass) the band, a market order's sweep limit
+  // and a stop's direction are taken from the last mark: a feed outage is the worst time to sweep a
+  // book, and a stop placed then must wait for the mark to cross it from where it last was.
+  const anchor = mark ?? market.riskMark;
+  const trigger = triggerOf(r, anchor);
+  if (anchor !== null && r.price !== null && trigger === null && !market.priceInBand(r.side, priceTicks, anchor)) {
+    const which = mark === null ? 'last mark' : 'mark';
+    return reject('PRICE_OUT_OF_BAND', `price must be within ${market.spec.priceBandBps / 100}% of the ${which} ${formatDecimal(anchor)}`);
   }
   const limitsHit = c.triggered ? null : checkOpenOrderLimits(market, r, c, trigger !== null);
   if (limitsHit !== null) return limitsHit;
@@ -124,9 +129,6 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     }
     if (trigger === null) lots = Math.min(lots, Math.abs(size));
   }
-  // A market order sweeps no further than the band edge. While the index is stale (only reduce-only
-  // orders pass) the edge is around the last mark: a feed outage is the worst time to sweep a book.
-  const anchor = mark ?? market.riskMark;
   const limitTicks = r.type === 'market'
     ? (anchor === null ? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT) : market.bandLimitTicks(r.side, anchor))
     : priceTicks;
@@ -190,7 +192,7 @@ function offTickTrigger(r: OrderRequest, tick: Fixed): string | null {
   return null;
 }
 
-/** A stop order waits for the mark to reach stopPrice from the side the mark is on now. */
+/** A stop order waits for the mark to reach stopPrice from the side the mark is on now (or was last). */
 function triggerOf(r: OrderRequest, mark: Fixed | null): Trigger | null {
   if (r.stopPrice === null) return null;
   const reference = mark ?? r.stopPrice;

@@ -17,7 +17,6 @@ import { coreConfig } from '../../config/core.ts';
 import { PERP_FEE_TIERS, UNDERLYINGS } from '../../config/markets.ts';
 import type { SelfTradePrevention } from '../book/order-book.ts';
 import type { ClosePositionRequest, Command } from '../commands.ts';
-import { reject } from '../errors.ts';
 import { Exchange, type Outcome } from '../exchange.ts';
 import { systemAccount } from '../ledger/ledger.ts';
 import { formatDecimal, fx, type Fixed } from '../money.ts';
@@ -665,15 +664,17 @@ describe('insurance fund', () => {
     v.fund(A, '2100');
     v.fund(B, '100000');
     v.trade(A, B, 'buy', '1', '100000');
-    v.order(B, { side: 'buy', qty: '1', price: '90000' });
+    v.order(B, { side: 'buy', qty: '1', price: '94000' });
+    v.order(B, { side: 'buy', qty: '1', price: '95000' });
     v.t += 20_000; // stale index: no mark, so no liquidation
-    // A market close sweeps no further than the band around the last mark (100000 - 5 %): nothing.
-    assert.deepEqual(v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE }), reject('NO_LIQUIDITY', 'no liquidity to fill the order now; nothing rests'));
-    // A limit close at the bid the trader names trades there.
-    const out = v.run({ type: 'perp.close', account: A, close: { ...MARKET_CLOSE, type: 'limit', price: fx('90000') } });
-    assert.equal(fillEvents(out)[0]?.taker.realizedPnl, fx('-10000'));
+    // A reduce-only limit beyond the band around the last mark (100000 - 5 %) is refused; the market
+    // close sweeps to the band edge and no further.
+    const beyond = v.run({ type: 'perp.close', account: A, close: { ...MARKET_CLOSE, type: 'limit', price: fx('94000') } });
+    assert.equal(beyond.ok ? 'accepted' : beyond.code, 'PRICE_OUT_OF_BAND');
+    const out = v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE });
+    assert.equal(fillEvents(out)[0]?.taker.realizedPnl, fx('-5000'));
     assert.equal(v.balance(A), '0');
-    const shortfall = fx('10000') + fx(bps('90000', TIER0.takerBps)) - fx('2050');
+    const shortfall = fx('5000') + fx(bps('95000', TIER0.takerBps)) - fx('2050');
     assert.equal(fx(v.system('insurance')), fx('50000') - shortfall);
     const entries = out.ok
       ? out.events.filter((e) => e.type === 'ledger' && e.entry.type === 'insurance_fund')

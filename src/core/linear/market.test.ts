@@ -1,5 +1,6 @@
 /**
- * The price band edges are kept until the mark moves: on any sequence of marks (repeats, moves
+ * A market's marks and price band. An old book-derived average is no mark input. The price band
+ * edges are kept until the mark moves: on any sequence of marks (repeats, moves
  * back and forth, marks off the tick, marks so low the sell edge floors at one tick) they equal the
  * edges computed from scratch: buy ≤ floor((mark + band) / tick), sell ≥ max(1, ceil((mark − band) / tick)).
  */
@@ -7,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { coreConfig } from '../../config/core.ts';
-import { BUY, SELL } from '../book/order-book.ts';
+import { BookOrder, BUY, SELL } from '../book/order-book.ts';
 import type { Fixed } from '../money.ts';
 import { LinearMarket } from './market.ts';
 
@@ -40,4 +41,23 @@ test('band edges equal a computation from scratch on any sequence of marks', () 
     }),
     { numRuns: 300 },
   );
+});
+
+test('an old book average is no mark input: a book gone one-sided leaves the mark at a fresh index', () => {
+  const market = new LinearMarket(spec);
+  const ticks = (price: number) => price * 10; // BTC-PERP tick 0.1
+  const usd = (price: number): Fixed => BigInt(price) * 10n ** 18n;
+  const bid = new BookOrder(1, 1, BUY, ticks(101_900), 10);
+  market.book.rest(bid);
+  market.book.rest(new BookOrder(2, 2, SELL, ticks(102_100), 10));
+  // An hour of a two-sided book 2 % above the index: the book-derived averages sit at 102,000.
+  for (let t = 0; t <= 3_600_000; t += 1000) market.updateMark(usd(100_000), t, null);
+  assert.equal(market.mark, usd(102_000), 'median of index + basis and the two book inputs');
+  // The asks are pulled; the index moves to 103,599 and is sampled every second for ten minutes.
+  market.book.cancel(2);
+  let t = 3_600_000;
+  market.updateMark(usd(103_599), (t += 1000), null);
+  assert.notEqual(market.mark, usd(103_599), 'right after, the averages still count');
+  for (let i = 0; i < 600; i++) market.updateMark(usd(103_599), (t += 1000), null);
+  assert.equal(market.mark, usd(103_599), 'once both averages are older than their time constants, the index alone');
 });

@@ -27,6 +27,16 @@ export const MARK_SETTINGS = {
   settlementWindowMs: 30 * 60_000,
 } as const;
 
+/**
+ * A book-derived average is a mark input only while it has a sample younger than its time constant:
+ * past it, the next sample would replace it whole anyway (ema.ts), and an old average of a book
+ * that has since gone one-sided or empty must not pull the mark away from a fresh index (an input
+ * too old is unavailable).
+ */
+function freshEma(ema: EmaState, now: number, tauMs: number): Fixed | null {
+  return ema.value !== null && now - ema.ts < tauMs ? ema.value : null;
+}
+
 export class LinearMarket {
   readonly units: MarketUnits;
   readonly margin: MarginSchedule;
@@ -118,7 +128,7 @@ export class LinearMarket {
       this.mark = futureMark(
         {
           index,
-          basisRateEma: this.basisEma.value,
+          basisRateEma: freshEma(this.basisEma, now, MARK_SETTINGS.futureBasisTauMs),
           nowMs: now,
           expiryMs: this.spec.expiry,
           settlementTwap,
@@ -134,7 +144,14 @@ export class LinearMarket {
       }
       if (local !== null) this.localMedianEma = emaUpdate(this.localMedianEma, local, now, MARK_SETTINGS.perpLocalMedianTauMs);
       this.mark = perpMark(
-        { index, basisEma: this.basisEma.value, bestBid: bid, bestAsk: ask, last, localMedianEma: this.localMedianEma.value },
+        {
+          index,
+          basisEma: freshEma(this.basisEma, now, MARK_SETTINGS.perpBasisTauMs),
+          bestBid: bid,
+          bestAsk: ask,
+          last,
+          localMedianEma: freshEma(this.localMedianEma, now, MARK_SETTINGS.perpLocalMedianTauMs),
+        },
         options,
       );
     }

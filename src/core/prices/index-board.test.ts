@@ -1,11 +1,12 @@
 /**
  * The index board's cached index against a direct computation on random input streams: quotes
  * arriving late, early or stale, pushes, and reads repeated at the same time or moving forward.
+ * A quote stamped in the future is never kept, so it cannot silence its source.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { indexPrice, type SourceQuote } from '../../pricing/index-price.ts';
+import { indexPrice, MAX_FUTURE_SKEW_MS, type SourceQuote } from '../../pricing/index-price.ts';
 import { IndexBoard, type IndexSettings } from './index-board.ts';
 
 const settings: IndexSettings = { maxAgeMs: 10_000, minSources: 2, clampBps: 50, decimals: 8, twapRetentionMs: 3_600_000 };
@@ -35,7 +36,8 @@ test('the cached index always equals the index computed from scratch', () => {
           const q = { source: o.source, price: o.price * 10n ** 18n, ts: now + o.offset };
           board.observe('BTC', [q], now);
           const prev = sources.get(q.source);
-          if (prev === undefined || q.ts >= prev.ts) sources.set(q.source, q);
+          const future = q.ts > now + MAX_FUTURE_SKEW_MS; // never kept
+          if (!future && (prev === undefined || q.ts >= prev.ts)) sources.set(q.source, q);
         } else if (o.kind === 'publish') {
           push = { source: 'push', price: o.price * 10n ** 18n, ts: now + o.offset };
           board.publish('BTC', push.price, push.ts, now);
@@ -48,4 +50,13 @@ test('the cached index always equals the index computed from scratch', () => {
     }),
     { numRuns: 400 },
   );
+});
+
+test('a quote stamped an hour ahead does not silence its source', () => {
+  const board = new IndexBoard(settings);
+  const usd = (n: bigint) => n * 10n ** 18n;
+  const now = 1_000_000;
+  board.observe('BTC', [{ source: 'a', price: usd(100_000n), ts: now + 3_600_000 }], now);
+  board.observe('BTC', [{ source: 'a', price: usd(100_000n), ts: now + 10 }, { source: 'b', price: usd(100_010n), ts: now + 10 }], now + 10);
+  assert.equal(board.index('BTC', now + 20)?.sources, 2, 'both sources count');
 });

@@ -12,7 +12,7 @@
  * `twapRetentionMs`).
  */
 import type { Fixed } from '../money.ts';
-import { indexPrice, type SourceQuote } from '../../pricing/index-price.ts';
+import { indexPrice, MAX_FUTURE_SKEW_MS, type SourceQuote } from '../../pricing/index-price.ts';
 import { TwapAccumulator } from '../../pricing/twap.ts';
 
 export interface IndexSettings {
@@ -52,6 +52,9 @@ export class IndexBoard {
   observe(underlying: string, observations: readonly SourceQuote[], now: number): void {
     const state = this.state(underlying);
     for (const q of observations) {
+      // A quote stamped in the future (a source's skewed clock) is never kept: kept, it would
+      // outrank that source's correct later quotes as "newer" and silence the source until then.
+      if (!Number.isFinite(q.ts) || q.ts > now + MAX_FUTURE_SKEW_MS) continue;
       const prev = state.sources.get(q.source);
       if (prev === undefined || q.ts >= prev.ts) state.sources.set(q.source, q);
     }
