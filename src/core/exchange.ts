@@ -328,8 +328,11 @@ export class Exchange {
     if (position === undefined || position.size === 0) {
       return reject('NOT_FOUND', `no open ${c.close.marginMode} position in ${c.close.marketId}`);
     }
+    // A close is one order: at most the whole position, and at most the market's largest order
+    // (a position built from several orders may be larger; the rest is closed by another request).
     const full = market.units.size(Math.abs(position.size));
-    const quantity = c.close.quantity === null || c.close.quantity > full ? full : c.close.quantity;
+    const wanted = c.close.quantity === null || c.close.quantity > full ? full : c.close.quantity;
+    const quantity = wanted > market.spec.maxSize ? market.spec.maxSize : wanted;
     const request: OrderRequest = {
       marketId: c.close.marketId,
       side: position.size > 0 ? 1 : 0,

@@ -61,6 +61,16 @@ export class MarketUnits {
     this.maxPrice = this.price(this.maxPriceTicks);
   }
 
+  /**
+   * A tick count derived from a price (a band edge or a bankruptcy price around an index), held to
+   * one tick past the ceiling: it stays a safe integer for the books however far off an index is,
+   * and past the ceiling no order rests anyway.
+   */
+  edgeTicks(ticks: bigint): number {
+    const cap = BigInt(this.maxPriceTicks) + 1n;
+    return Number(ticks > cap ? cap : ticks);
+  }
+
   price(ticks: number): Fixed {
     return BigInt(ticks) * this.tick;
   }

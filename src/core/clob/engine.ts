@@ -247,6 +247,9 @@ export class ClobEngine implements MatchSink, ClobEnv {
    * its placements from the same snapshots, and forgets positions that closed.
    */
   flush(): void {
+    // A trip the command caused and nothing applied yet (an amend that traded) is applied before the
+    // command ends: a trip left pending would be applied inside a later command, even a rejected one.
+    this.flushMmp();
     const changes = this.changes;
     if (changes.isEmpty() && this.pendingResults.length === 0) return;
     changes.snapshot();

@@ -43,14 +43,14 @@ export function bandEdge(e: ClobEnv, m: ClobMarket, side: 0 | 1, now: number): n
   if (m.option !== null) {
     const upper = m.option.type === 'put' ? m.option.strike : e.riskSpot(m.underlying, now);
     if (upper === null) return null;
-    return side === BUY ? Number(upper / tick) : null;
+    return side === BUY ? m.units.edgeTicks(upper / tick) : null;
   }
   const index = e.freshIndex(m.underlying, now);
   if (index === null) return null;
   const band = (index * BigInt(m.spec.priceBandBps)) / 10_000n;
-  if (side === BUY) return Number((index + band) / tick);
+  if (side === BUY) return m.units.edgeTicks((index + band) / tick);
   const ticks = (index - band + tick - 1n) / tick;
-  return Number(ticks < 1n ? 1n : ticks);
+  return m.units.edgeTicks(ticks < 1n ? 1n : ticks);
 }
 
 /** The order's figures, or null when an option sell's margin cannot be computed (no index). */

@@ -96,6 +96,18 @@ describe('market-maker protection', () => {
     assert.ok(quote(v, call, [{ side: 'sell', qty: '1', price: '2000' }]).ok);
   });
 
+  test('an amend that trades into the quotes trips it in the same command; a later rejected order changes nothing', () => {
+    const { v, call } = venue({ quantityLimit: fx('0.5') });
+    assert.ok(quote(v, call, [{ side: 'sell', qty: '0.5', price: '2000' }, { side: 'sell', qty: '0.5', price: '2010' }]).ok);
+    const bid = v.order(T, { market: call, side: 'buy', qty: '0.5', price: '1000' });
+    const amended = v.run({ type: 'clob.modify', account: T, orderId: Number(bid.order.id), price: fx('2000'), quantity: null });
+    assert.ok(amended.ok);
+    assert.equal(amended.events.filter((e) => e.type === 'mmp').length, 1, 'tripped by the amend');
+    assert.deepEqual(live(v), [], 'the other quote is cancelled in the same command');
+    const refused = v.place(T, { market: call, side: 'buy', qty: '0.5', tif: 'ioc' });
+    assert.equal(!refused.ok && refused.code, 'NO_LIQUIDITY');
+  });
+
   test('fills older than the window drop out; taker fills never count', () => {
     const { v, call } = venue();
     assert.ok(quote(v, call, [{ side: 'sell', qty: '5', price: '2000' }]).ok);

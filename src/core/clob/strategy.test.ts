@@ -141,6 +141,23 @@ describe('the combined gate', () => {
     }
   });
 
+  test('a risk-reducing strategy still pays its premiums in cash: beyond the options cash it is refused', () => {
+    const { v, k1 } = venue();
+    const put = v.option('BTC', 'put', '95000');
+    v.fund(A, '20000', 'options');
+    v.fund(X, '1000000', 'options');
+    v.order(X, { market: put, side: 'buy', qty: '1', price: '3000' });
+    v.order(A, { market: put, side: 'sell', qty: '1', price: '3000', tif: 'ioc' }); // A is short the put
+    // anyone's high bid lifts the put's risk price: A's free collateral goes far below zero
+    v.order(X, { market: put, side: 'buy', qty: '0.01', price: '60000' });
+    v.order(X, { market: put, side: 'sell', qty: '1', price: '60100' });
+    const before = state(v);
+    // buying the put back reduces A's margin by more than it costs, but costs more than A's cash
+    const out = strategy(v, A, [leg(put, 'buy', '1', '60100'), leg(k1, 'buy', '0.01', '2000')]);
+    assert.equal(!out.ok && out.code, 'INSUFFICIENT_MARGIN');
+    assert.equal(state(v), before, 'nothing changed');
+  });
+
   test('spot and option legs: a covered call funded by the spot and options buckets', () => {
     const { v, k1 } = venue();
     v.order(M, { market: 'BTC-USDC', side: 'sell', qty: '1', price: '100000' });

@@ -23,7 +23,7 @@ import { assert } from '../assert.ts';
 import { BUY, type Side } from '../book/order-book.ts';
 import { reject, type Rejection } from '../errors.ts';
 import { PLAIN_ORDER, type OrderRequest } from '../linear/order.ts';
-import type { Fixed } from '../money.ts';
+import { formatDecimal, type Fixed } from '../money.ts';
 import type { FillRecord } from '../records.ts';
 import { ClobAccount } from './account.ts';
 import { evaluateOrder, type ClobPlan } from './checks.ts';
@@ -189,6 +189,14 @@ function optionGate(e: ClobEngine, account: ClobAccount, legs: Leg[], now: numbe
       deltas.set(l.market, { position: -lots, sells: 0 });
       cash += sellNetMin(l.cost, lots, fraction, e.settlementDecimals);
     }
+  }
+  // Premiums and fees are paid in cash: whatever the margin figures say (a risk-reducing strategy
+  // may pass with collateral already short), the bucket must hold them, beside what resting orders
+  // reserve; a user bucket never ends a command negative.
+  const asset = e.settlementAsset;
+  const cashLeft = e.userBalance(account.id, 'options', asset) - account.held('options', asset) + cash;
+  if (cashLeft < 0n) {
+    return reject('INSUFFICIENT_MARGIN', `the strategy's premiums and fees exceed the options cash by ${formatDecimal(-cashLeft)} ${asset}`);
   }
   const before = optionFunds(e, account, now).available;
   const after = optionFunds(e, account, now, deltas).available + cash;

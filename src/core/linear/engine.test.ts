@@ -368,6 +368,19 @@ describe('reduce-only orders', () => {
     rejected(v.place(A, { side: 'buy', qty: '1', price: '99000', reduceOnly: true }), 'REDUCE_ONLY_REJECTED');
   });
 
+  test('a close of a position larger than the largest order closes one maximum order of it', () => {
+    const v = new Venue();
+    v.fund(A, '1000000000');
+    v.fund(B, '1000000000');
+    v.trade(A, B, 'buy', '1000', '100000');
+    v.trade(A, B, 'buy', '1000', '100000'); // 2,000 BTC: twice BTC-PERP's maximum order
+    v.order(B, { side: 'buy', qty: '1000', price: '100000' });
+    const out = v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE });
+    assert.ok(out.ok, out.ok ? '' : `${out.code} ${out.message}`);
+    assert.equal(d((out.result as PlaceResult).order.filledQuantity), '1000');
+    assert.equal(v.position(A)?.size, '1000');
+  });
+
   test('larger than the position are clipped to it on entry', () => {
     const v = new Venue();
     v.fund(A, '100000');

@@ -136,6 +136,26 @@ describe('liquidation', () => {
     assert.ok(w.perps(1) >= 0n);
   });
 
+  test('a cross liquidation whose loss the fund covered charges no fee out of the topped-up cash', () => {
+    const w = new World();
+    const eth = (price: string) => w.ok({ type: 'index.publish', underlying: 'ETH', price: fx(price), sourceTs: w.now });
+    w.index('97100');
+    eth('3490');
+    w.fund(1, '10000');
+    w.fund(2, '10000000');
+    w.order(2, 'sell', '0.1', '97100');
+    assert.ok(w.order(1, 'buy', '0.1', null).ok);
+    w.order(2, 'buy', '18', '3490', { marketId: 'ETH-PERP' });
+    assert.ok(w.order(1, 'sell', '18', null, { marketId: 'ETH-PERP' }).ok);
+    w.index('400000'); // the BTC long carries ~28,000 of unrealised profit: equity, not cash
+    w.order(2, 'sell', '30', '5491', { marketId: 'ETH-PERP' }); // where the ETH mark lands (index − 5 %)
+    const fundBefore = w.insurance();
+    eth('5780'); // the ETH short's loss (~36,000) is beyond the cash: the fund covers it, the account stays >= 0
+    assert.equal(w.size(1, 'ETH-PERP'), 0, 'the ETH short was liquidated');
+    assert.equal(w.perps(1), 0n, 'no fee out of cash the fund just paid in');
+    assert.ok(w.insurance() < fundBefore, 'the fund covered the realised loss');
+  });
+
   test('when the book cannot absorb the position the fund takes it over at the mark', () => {
     const w = new World();
     w.index('100000');

@@ -213,7 +213,8 @@ export class LinearLifecycle {
       const limit = this.bankruptcyTicks(p, h.equity, mark);
       const order = this.engine.liquidationOrder(p.accountId, market, p.marginMode, side, lots, limit);
       p.lastLiquidationAt = now;
-      this.chargeLiquidationFee(p, order.filledNotional, health().equity);
+      const after = health();
+      this.chargeLiquidationFee(p, order.filledNotional, after.equity < after.cash ? after.equity : after.cash);
       if (p.size === 0) p.status = 'liquidated';
       unfilled = order.filledLots < lots;
       h = health();
@@ -236,14 +237,19 @@ export class LinearLifecycle {
     const price = mark - divRound(equity * SCALE, size, 'trunc');
     const tick = p.market.units.tick;
     const ticks = p.size > 0 ? divRound(price, tick, 'ceil') : divRound(price, tick, 'floor');
-    return Number(ticks < 1n ? 1n : ticks);
+    return p.market.units.edgeTicks(ticks < 1n ? 1n : ticks);
   }
 
-  private chargeLiquidationFee(p: Position, filledNotional: Fixed, equityAfter: Fixed): void {
-    if (filledNotional === 0n || equityAfter <= 0n) return;
+  /**
+   * The liquidation fee, capped at what the position's side can pay now (`payable`, the lesser of
+   * its equity and its cash): never out of a deficit, and never out of cash the fund has just
+   * topped up (an account whose other positions carry unrealised profit has equity but no cash).
+   */
+  private chargeLiquidationFee(p: Position, filledNotional: Fixed, payable: Fixed): void {
+    if (filledNotional === 0n || payable <= 0n) return;
     const unit = 10n ** BigInt(18 - this.deps.settlementDecimals);
     const fee = divRound(filledNotional * BigInt(this.settings.liquidation.feeBps), 10_000n * unit, 'ceil') * unit;
-    const charged = fee < equityAfter ? fee : equityAfter - (equityAfter % unit);
+    const charged = fee < payable ? fee : payable - (payable % unit);
     if (charged > 0n) this.engine.chargeLiquidationFee(p, charged);
   }
 

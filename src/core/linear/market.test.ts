@@ -61,3 +61,13 @@ test('an old book average is no mark input: a book gone one-sided leaves the mar
   for (let i = 0; i < 600; i++) market.updateMark(usd(103_599), (t += 1000), null);
   assert.equal(market.mark, usd(103_599), 'once both averages are older than their time constants, the index alone');
 });
+
+test('band edges around an absurd mark stay safe integers, held one tick past the price ceiling', () => {
+  const market = new LinearMarket(spec);
+  const absurd = 99_999_999_999_999_999_999n * 10n ** 18n;
+  for (const side of [BUY, SELL] as const) {
+    const edge = market.bandLimitTicks(side, absurd);
+    assert.ok(Number.isSafeInteger(edge));
+    assert.equal(edge, market.units.maxPriceTicks + 1);
+  }
+});

@@ -171,8 +171,8 @@ export class LinearMarket {
     if (mark !== this.bandMark) {
       const band = (mark * this.bandBps) / 10_000n;
       const low = (mark - band + this.units.tick - 1n) / this.units.tick;
-      this.bandBuyTicks = Number((mark + band) / this.units.tick);
-      this.bandSellTicks = Number(low < 1n ? 1n : low);
+      this.bandBuyTicks = this.units.edgeTicks((mark + band) / this.units.tick);
+      this.bandSellTicks = this.units.edgeTicks(low < 1n ? 1n : low);
       this.bandMark = mark;
     }
     return side === BUY ? this.bandBuyTicks : this.bandSellTicks;

@@ -212,7 +212,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Close a position (fully without quantity) with a reduce-only order; returns the closing order',
-      description: 'Without `marginMode` it closes the cross position of the market, or the isolated one when only that is open (404 when neither is). Without `orderType` it is a market order (ioc) unless a `price` is given; a market close sweeps no further than the price band around the mark (around the last mark while the index is stale).',
+      description: 'One reduce-only order of at most the position and at most the market\'s maximum order size (a larger position is closed by further requests; the order shows what it closed). Without `marginMode` it closes the cross position of the market, or the isolated one when only that is open (404 when neither is). Without `orderType` it is a market order (ioc) unless a `price` is given; a market close sweeps no further than the price band around the mark (around the last mark while the index is stale).',
       body: Type.Object(
         {
           marketId: Type.String({ maxLength: 40 }),

@@ -17,8 +17,8 @@ import {
   MarketHistory,
   RESOLUTION_SECONDS,
   RESOLUTIONS,
-  storedDecimal,
 } from './market-history.ts';
+import { storedDecimal } from '../stored-decimal.ts';
 import type { FillRecord, FillSide } from '../../../core/records.ts';
 import { formatDecimal, fx } from '../../../core/money.ts';
 
@@ -226,6 +226,9 @@ describe('decimal helpers', () => {
       assert.equal(storedDecimal(text), fx(text));
       assert.equal(formatDecimal(storedDecimal(text)), text);
     }
+    // past the 20 integer digits a request may carry (a balance grown by many deposits)
+    const big = `${'9'.repeat(25)}.5`;
+    assert.equal(formatDecimal(storedDecimal(big)), big);
   });
 });
 

@@ -22,10 +22,11 @@
  * test/api/market-data.test.ts (over HTTP).
  */
 import type { ExchangeEvent } from '../../../core/events.ts';
-import { formatDecimal, max, min, mul, SCALE, SCALE_DIGITS, type Fixed } from '../../../core/money.ts';
+import { formatDecimal, max, min, mul, type Fixed } from '../../../core/money.ts';
 import type { FillRecord } from '../../../core/records.ts';
 import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
+import { storedDecimal } from '../stored-decimal.ts';
 
 const MIGRATIONS = [
   {
@@ -107,15 +108,6 @@ interface Row {
 /** [t, o, h, l, c, v, n] as read in raw mode (no per-row object, no decimal parsing). */
 type RawBarRow = [number, string, string, string, string, string, number];
 
-/**
- * Parses a stored decimal. The table only ever holds formatDecimal output (plain notation, at most
- * 18 fractional digits), so the strict wire grammar is not re-run on every row of a long range.
- */
-export function storedDecimal(text: string): Fixed {
-  const dot = text.indexOf('.');
-  if (dot < 0) return BigInt(text) * SCALE;
-  return BigInt(text.slice(0, dot) + text.slice(dot + 1).padEnd(SCALE_DIGITS, '0'));
-}
 
 const toCandle = (r: Row): Candle => ({
   t: r.t,

@@ -6,7 +6,7 @@
  * unknown order (404). Exact decimals are stored as TEXT.
  */
 import type { ExchangeEvent } from '../../../core/events.ts';
-import { formatDecimal, fx, type Fixed } from '../../../core/money.ts';
+import { formatDecimal, type Fixed } from '../../../core/money.ts';
 import type {
   EngineName,
   FillSide,
@@ -20,6 +20,7 @@ import type {
 } from '../../../core/records.ts';
 import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
+import { storedDecimal, storedDecimalOrNull } from '../stored-decimal.ts';
 
 const MIGRATIONS = [
   {
@@ -111,7 +112,6 @@ interface OrderRow {
 }
 
 const opt = (v: Fixed | null): string | null => (v === null ? null : formatDecimal(v));
-const optFx = (v: string | null): Fixed | null => (v === null ? null : fx(v));
 
 export class TradingHistory implements Projector {
   readonly migrations = MIGRATIONS;
@@ -189,12 +189,12 @@ export class TradingHistory implements Projector {
       orderId: String(r.order_id),
       marketId: r.market_id,
       side: r.side,
-      price: fx(r.price),
-      quantity: fx(r.quantity),
+      price: storedDecimal(r.price),
+      quantity: storedDecimal(r.quantity),
       liquidity: r.liquidity,
-      fee: fx(r.fee),
-      feeBps: fx(r.fee_bps),
-      realizedPnl: fx(r.realized_pnl),
+      fee: storedDecimal(r.fee),
+      feeBps: storedDecimal(r.fee_bps),
+      realizedPnl: storedDecimal(r.realized_pnl),
       marginMode: r.margin_mode,
       createdAt: r.created_at,
     }));
@@ -229,19 +229,19 @@ function toOrder(r: OrderRow): OrderRecord {
     marketId: r.market_id,
     side: r.side,
     type: r.type,
-    price: optFx(r.price),
-    quantity: fx(r.quantity),
-    filledQuantity: fx(r.filled_quantity),
-    remainingQuantity: fx(r.remaining_quantity),
-    avgFillPrice: optFx(r.avg_fill_price),
+    price: storedDecimalOrNull(r.price),
+    quantity: storedDecimal(r.quantity),
+    filledQuantity: storedDecimal(r.filled_quantity),
+    remainingQuantity: storedDecimal(r.remaining_quantity),
+    avgFillPrice: storedDecimalOrNull(r.avg_fill_price),
     status: r.status,
     timeInForce: r.time_in_force,
     postOnly: r.post_only === 1,
     reduceOnly: r.reduce_only === 1,
     marginMode: r.margin_mode,
-    stopPrice: optFx(r.stop_price),
-    takeProfitPrice: optFx(r.take_profit_price),
-    stopLossPrice: optFx(r.stop_loss_price),
+    stopPrice: storedDecimalOrNull(r.stop_price),
+    takeProfitPrice: storedDecimalOrNull(r.take_profit_price),
+    stopLossPrice: storedDecimalOrNull(r.stop_loss_price),
     quoteId: r.quote_id,
     rejectReason: r.reject_reason,
     createdAt: r.created_at,

@@ -6,10 +6,11 @@
  */
 import type { ExchangeEvent, SettlementRecord } from '../../../core/events.ts';
 import type { LedgerEntryType } from '../../../core/ledger/ledger.ts';
-import { formatDecimal, fx, type Fixed } from '../../../core/money.ts';
+import { formatDecimal, type Fixed } from '../../../core/money.ts';
 import type { SettlementKind, SettlementStatus } from '../../../core/wallet/wallet.ts';
 import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
+import { storedDecimal } from '../stored-decimal.ts';
 
 const MIGRATIONS = [
   {
@@ -127,8 +128,8 @@ export class WalletHistory implements Projector {
       type: r.type,
       bucket: r.bucket,
       asset: r.asset,
-      amount: fx(r.amount),
-      balanceAfter: fx(r.balance_after),
+      amount: storedDecimal(r.amount),
+      balanceAfter: storedDecimal(r.balance_after),
       ref: r.ref,
       txHash: r.tx_hash,
       createdAt: r.created_at,
@@ -173,7 +174,7 @@ export class WalletHistory implements Projector {
          WHERE system_name = ? AND asset = ? AND created_at >= ? ORDER BY id`,
       )
       .all(name, asset, sinceMs) as { amount: string; balance_after: string; created_at: number }[];
-    return rows.map((r) => ({ at: r.created_at, amount: fx(r.amount), balanceAfter: fx(r.balance_after) }));
+    return rows.map((r) => ({ at: r.created_at, amount: storedDecimal(r.amount), balanceAfter: storedDecimal(r.balance_after) }));
   }
 
   private prepare() {
@@ -204,7 +205,7 @@ function toRecord(r: SettlementRow): SettlementRecord {
     accountId: r.account_id,
     kind: r.kind,
     status: r.status,
-    amount: fx(r.amount),
+    amount: storedDecimal(r.amount),
     asset: r.asset,
     walletAddress: r.wallet_address,
     txHash: r.tx_hash,
