@@ -223,4 +223,28 @@ describe('dated futures', () => {
     assert.equal(w.size(2, id), 0);
     assert.ok(w.perps(2) > fx('100000'), 'the long gained 1000 minus fees');
   });
+
+  test('a final window without a fresh index settles at the first fresh index after expiry', () => {
+    const w = new World();
+    w.index('100000');
+    w.tick(T0 + 1000);
+    const expiry = listedExpiries(T0 + 1000)[0]!;
+    const id = futureId('BTC', expiry);
+    w.fund(1, '100000');
+    w.fund(2, '100000');
+    const request = (side: 0 | 1, price: string | null): OrderRequest => ({
+      marketId: id, side, type: price === null ? 'market' : 'limit', quantity: fx('1'), price: price === null ? null : fx(price),
+      timeInForce: price === null ? 'ioc' : 'gtc', postOnly: false, reduceOnly: false, marginMode: 'cross', clientOrderId: null,
+      stopPrice: null, takeProfitPrice: null, stopLossPrice: null, selfTradePrevention: 'cancel_maker', quoteId: null,
+    });
+    w.ok({ type: 'perp.place', account: addr(1), request: request(1, '100000') });
+    w.ok({ type: 'perp.place', account: addr(2), request: request(0, null) });
+    assert.ok(expiry - 30 * 60_000 > T0 + 3 * HOUR, 'the index is stale through the final window');
+    w.tick(expiry + 1000);
+    const market = w.ex.linear.markets.get(id)!;
+    assert.deepEqual([market.status, market.settlementPrice, w.size(2, id)], ['expired', null, 10_000], 'not settled on nothing (1 BTC in lots)');
+    w.index('102000', expiry + HOUR);
+    w.tick(expiry + HOUR + 1000);
+    assert.deepEqual([market.settlementPrice, market.positions.size, w.size(2, id)], [fx('102000'), 0, 0]);
+  });
 });

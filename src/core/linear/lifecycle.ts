@@ -339,9 +339,15 @@ export class LinearLifecycle {
       this.engine.cancelMarketOrders(market, 'expired');
     }
     const expiry = market.spec.expiry!;
-    const twap = this.deps.index.twap(market.spec.underlying, expiry - MARK_SETTINGS.settlementWindowMs, expiry);
-    if (twap === null || now < expiry) return;
-    const ticks = Number(divRound(twap, market.units.tick, 'halfUp'));
+    if (now < expiry) return;
+    // The settlement price is the index TWAP of the final window; a window without one fresh index
+    // (the feed was down throughout) settles at the first fresh index after expiry instead, so a
+    // market never stays unsettled with its positions locked.
+    const underlying = market.spec.underlying;
+    const price = this.deps.index.twap(underlying, expiry - MARK_SETTINGS.settlementWindowMs, expiry)
+      ?? this.deps.index.index(underlying, now)?.price ?? null;
+    if (price === null) return;
+    const ticks = Number(divRound(price, market.units.tick, 'halfUp'));
     market.settlementPrice = market.units.price(ticks);
     this.engine.settleMarket(market, ticks);
     market.settled = true;
