@@ -196,8 +196,7 @@ export class ClobEngine implements MatchSink, ClobEnv {
 
   place(accountId: number, request: OrderRequest): PlaceResult | Rejection {
     const order = this.accept(accountId, request, false);
-    this.flushMmp();
-    return isRejection(order) ? order : this.resultOf(order);
+    return isRejection(order) ? order : this.resultOf(order); // a trip it caused is applied by flush()
   }
 
   /** The live order's checks at `now` without executing: its figures and the first failing check. */
@@ -247,8 +246,8 @@ export class ClobEngine implements MatchSink, ClobEnv {
    * its placements from the same snapshots, and forgets positions that closed.
    */
   flush(): void {
-    // A trip the command caused and nothing applied yet (an amend that traded) is applied before the
-    // command ends: a trip left pending would be applied inside a later command, even a rejected one.
+    // Every command applies the trips it caused before it ends (a quote ladder applies them after each
+    // level too): a trip left pending would be applied inside a later command, even a rejected one.
     this.flushMmp();
     const changes = this.changes;
     if (changes.isEmpty() && this.pendingResults.length === 0) return;

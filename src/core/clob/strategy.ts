@@ -102,7 +102,6 @@ export function runStrategy(
     assert(order.status === 'filled', `strategy leg ${leg.market.spec.id} did not fill after its check`);
     orders.set(leg, order);
   }
-  e.flushMmp();
   const leg = (l: Leg) => {
     const order = orders.get(l)!;
     return { orderId: String(order.id), marketId: l.market.spec.id, fills: e.fillsOf(order) };

@@ -195,7 +195,8 @@ describe('liquidation', () => {
 });
 
 describe('dated futures', () => {
-  test('expiry cancels orders, settles positions at the 30-minute TWAP and leaves the listing', () => {
+  /** The first listed BTC future, with account 2 long 1 BTC of it from account 1 at 100,000. */
+  function futurePosition() {
     const w = new World();
     w.index('100000');
     w.tick(T0 + 1000);
@@ -210,6 +211,11 @@ describe('dated futures', () => {
     });
     w.ok({ type: 'perp.place', account: addr(1), request: request(1, '100000') });
     w.ok({ type: 'perp.place', account: addr(2), request: request(0, null) });
+    return { w, expiry, id, request };
+  }
+
+  test('expiry cancels orders, settles positions at the 30-minute TWAP and leaves the listing', () => {
+    const { w, expiry, id, request } = futurePosition();
     w.ok({ type: 'perp.place', account: addr(2), request: request(0, '95000') });
     for (let t = expiry - 31 * 60_000; t <= expiry + 1000; t += 60_000) {
       w.index(t < expiry - 30 * 60_000 ? '100000' : '101000', t);
@@ -225,20 +231,7 @@ describe('dated futures', () => {
   });
 
   test('a final window without a fresh index settles at the first fresh index after expiry', () => {
-    const w = new World();
-    w.index('100000');
-    w.tick(T0 + 1000);
-    const expiry = listedExpiries(T0 + 1000)[0]!;
-    const id = futureId('BTC', expiry);
-    w.fund(1, '100000');
-    w.fund(2, '100000');
-    const request = (side: 0 | 1, price: string | null): OrderRequest => ({
-      marketId: id, side, type: price === null ? 'market' : 'limit', quantity: fx('1'), price: price === null ? null : fx(price),
-      timeInForce: price === null ? 'ioc' : 'gtc', postOnly: false, reduceOnly: false, marginMode: 'cross', clientOrderId: null,
-      stopPrice: null, takeProfitPrice: null, stopLossPrice: null, selfTradePrevention: 'cancel_maker', quoteId: null,
-    });
-    w.ok({ type: 'perp.place', account: addr(1), request: request(1, '100000') });
-    w.ok({ type: 'perp.place', account: addr(2), request: request(0, null) });
+    const { w, expiry, id } = futurePosition();
     assert.ok(expiry - 30 * 60_000 > T0 + 3 * HOUR, 'the index is stale through the final window');
     w.tick(expiry + 1000);
     const market = w.ex.linear.markets.get(id)!;

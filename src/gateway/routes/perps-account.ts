@@ -13,6 +13,7 @@ import { dec, decOrNull, iso } from '../format.ts';
 import { IsoTime, listLimit, NullableString, OrderIdParams, responses, StringEnum } from '../schemas/common.ts';
 import { ClientOrderId, MarginModeSchema, OrderView, orderView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
 import { apiError } from '../errors.ts';
+import { checkMarketFilter } from './perps-views.ts';
 
 const StatusSchema = StringEnum(['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired']);
 
@@ -37,10 +38,6 @@ const Before = Type.Optional(Type.Integer({ minimum: 1, description: 'page backw
 
 export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
   const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
-  /** An unknown market is a 404, as on the public reads, never an empty list that hides a typo. */
-  const checkMarket = (marketId: string | undefined) => {
-    if (marketId !== undefined && !ctx.exchange.linear.markets.has(marketId)) throw apiError('NOT_FOUND', `market ${marketId} not found`);
-  };
 
   app.get('/perps/orders', {
     config: { access: 'read' },
@@ -62,7 +59,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const q = req.query;
-    checkMarket(q.marketId);
+    checkMarketFilter(ctx, q.marketId);
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
     return (await histories(ctx)).trading
@@ -98,7 +95,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({ 200: Type.Array(OrderView) }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
-    checkMarket(req.query.marketId);
+    checkMarketFilter(ctx, req.query.marketId);
     const id = accountId(callerAddress(req));
     const account = id === undefined ? undefined : ctx.exchange.linear.findAccount(id);
     if (account === undefined) return [];
@@ -119,7 +116,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const { marketId } = req.query;
-    checkMarket(marketId);
+    checkMarketFilter(ctx, marketId);
     const id = accountId(callerAddress(req));
     const views = id === undefined ? [] : positionViews(ctx.exchange.linear, id, ctx.now());
     return views.filter((p) => marketId === undefined || p.marketId === marketId).map(positionView);
@@ -137,7 +134,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({ 200: Type.Array(TradeView) }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
-    checkMarket(req.query.marketId);
+    checkMarketFilter(ctx, req.query.marketId);
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
     return (await histories(ctx)).trading

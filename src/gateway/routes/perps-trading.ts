@@ -35,7 +35,7 @@ import {
   TifSchema,
 } from '../schemas/orders.ts';
 import { Decimal } from '../validation.ts';
-import { positionViewOf } from './perps-views.ts';
+import { checkMarketFilter, positionViewOf } from './perps-views.ts';
 
 const ORDER_ERRORS = [400, 401, 403, 404, 409, 422, 429] as const;
 
@@ -201,9 +201,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const filter = req.body ?? {};
-    if (filter.marketId !== undefined && !ctx.exchange.linear.markets.has(filter.marketId)) {
-      throw apiError('NOT_FOUND', `market ${filter.marketId} not found`);
-    }
+    checkMarketFilter(ctx, filter.marketId);
     return execute(ctx, { type: 'perp.cancel_all', account: callerAddress(req), filter });
   });
 
