@@ -105,6 +105,8 @@ class Sim {
   readonly liquidated = new Set<string>();
   /** Accounts the fund paid a shortfall for. */
   readonly fundPaid = new Set<number>();
+  /** Accounts whose cross cash the fund topped up in the current command. */
+  private readonly crossCovered = new Set<number>();
   fundingPaid = 0n;
   fundingReceived = 0n;
   fundMin = 0n;
@@ -200,6 +202,7 @@ class Sim {
           assert.ok(entry.amount > 0n, 'the fund pays shortfalls into the account');
           m.covered += entry.amount;
           this.fundPaid.add(entry.account.accountId);
+          if (entry.ref === 'shortfall') this.crossCovered.add(entry.account.accountId);
         } else if (entry.type === 'funding') {
           assert.equal(entry.account.bucket, 'perps');
           m.funding -= entry.amount;
@@ -260,6 +263,15 @@ class Sim {
       if (net !== 0) assert.fail(`${market.spec.id}: longs − shorts = ${net} ${where()}`);
       if (longs !== market.openInterestLots) assert.fail(`${market.spec.id}: open interest ${where()}`);
     }
+    // The fund tops up cross cash only once the account's cross profit is spent (engine settleProfit).
+    for (const id of this.crossCovered) {
+      for (const p of this.ex.linear.findAccount(id)?.positions.values() ?? []) {
+        const mark = this.ex.linear.riskMarkOf(p.market);
+        if (p.marginMode !== 'cross' || p.size === 0 || mark === null) continue;
+        if (p.unrealized(mark) >= USDC_UNIT) assert.fail(`the fund paid account ${id} while ${p.id} shows ${p.unrealized(mark)} of profit ${where()}`);
+      }
+    }
+    this.crossCovered.clear();
     // The cached margins after every command; the totals recounted from every live order now and then.
     const margins = this.ex.linear.audit(this.commands % 50 === 0);
     if (margins.length > 0) assert.fail(`${margins.join('; ')} ${where()}`);

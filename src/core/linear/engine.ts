@@ -581,21 +581,53 @@ export class LinearEngine implements MatchSink {
 
   /**
    * A loss larger than the collateral behind it is paid by the insurance fund now, so no user
-   * bucket ends a command negative (liquidation, issue 4, keeps this rare).
+   * bucket ends a command negative (liquidation, issue 4, keeps this rare). Cash below zero is not
+   * yet a deficit while the account's cross positions carry unrealised profit: that profit is
+   * realised first (settleProfit), and the fund pays only what it cannot cover.
    */
   private coverShortfall(accountId: number, position: Position): void {
     if (accountId === FUND_ACCOUNT) return; // the fund's own balance is what pays shortfalls
     const asset = this.deps.settlementAsset;
     const at = this.deps.now();
     const insurance = systemAccount('insurance', asset);
-    const user = this.account(accountId).perpsLedger;
+    const account = this.account(accountId);
+    const user = account.perpsLedger;
     if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) {
       const gap = this.unitsDown(-position.isolatedMargin);
       position.isolatedMargin = 0n;
       this.deps.ledger.move('insurance_fund', insurance, user, gap, at, { ref: `shortfall:${position.market.spec.id}` });
     }
-    const balance = this.deps.ledger.balance(user);
+    let balance = this.deps.ledger.balance(user);
+    if (balance < 0n) balance += this.settleProfit(account, -balance, at);
     if (balance < 0n) this.deps.ledger.move('insurance_fund', insurance, user, -balance, at, { ref: 'shortfall' });
+  }
+
+  /**
+   * Realises up to `gap` of the unrealised profit of the account's cross positions at their risk
+   * marks, into its perps cash against each market's clearing account (the counterparties' open
+   * losses, which they pay when they close), and returns what it realised. The position keeps its
+   * size; its cost basis takes the realised amount, so its entry price moves by it and its equity
+   * does not change. Whole units of the settlement asset, rounded down (money paid out rounds down).
+   */
+  private settleProfit(account: LinearAccount, gap: Fixed, at: number): Fixed {
+    let settled = 0n;
+    for (const p of account.positions.values()) {
+      if (settled === gap) break;
+      const mark = riskMark(p.market);
+      if (p.marginMode !== 'cross' || p.size === 0 || mark === null) continue;
+      const profit = this.unitsDown(p.unrealized(mark));
+      const take = profit < gap - settled ? profit : gap - settled;
+      if (take <= 0n) continue;
+      p.cost += take;
+      p.cachedVersion = -1;
+      p.realizedPnl += take;
+      p.updatedAt = at;
+      this.changes.positions.add(p);
+      const clearing = (p.market.clearingLedger ??= systemAccount(`clearing:${p.market.spec.id}`, this.deps.settlementAsset));
+      this.deps.ledger.move('realized_pnl', clearing, account.perpsLedger, take, at, { ref: `pnl_settlement:${p.market.spec.id}` });
+      settled += take;
+    }
+    return settled;
   }
 
   /** The insurance fund pays an isolated position's negative margin into its owner's bucket. */
@@ -806,12 +838,27 @@ export class LinearEngine implements MatchSink {
     return order;
   }
 
+  /**
+   * Charges a liquidation fee the lifecycle capped by the equity behind the position. An isolated
+   * fee comes out of the allocation; a cross fee out of the cross collateral, realising profit of
+   * the account's other cross positions where the cash is short (settleProfit). What neither
+   * covers (at most a rounding unit per position) is not charged.
+   */
   chargeLiquidationFee(p: Position, amount: Fixed): void {
     const asset = this.deps.settlementAsset;
-    if (p.marginMode === 'isolated') p.isolatedMargin -= amount;
-    this.deps.ledger.move('liquidation', this.account(p.accountId).perpsLedger, systemAccount('insurance', asset), amount, this.deps.now(), {
-      ref: p.market.spec.id,
-    });
+    const account = this.account(p.accountId);
+    const at = this.deps.now();
+    let charged = amount;
+    if (p.marginMode === 'isolated') {
+      p.isolatedMargin -= amount;
+    } else {
+      const risk = this.risk(p.accountId);
+      let cash = risk.balance - risk.isolatedAllocated;
+      if (cash < amount) cash += this.settleProfit(account, amount - (cash > 0n ? cash : 0n), at);
+      if (cash < charged) charged = cash > 0n ? cash : 0n;
+    }
+    if (charged === 0n) return;
+    this.deps.ledger.move('liquidation', account.perpsLedger, systemAccount('insurance', asset), charged, at, { ref: p.market.spec.id });
   }
 
   /** Moves `lots` of position `p` to another account at `priceTicks` outside the book (backstop). */

@@ -64,17 +64,17 @@ class World {
     this.run({ type: 'wallet.transfer', account, from: 'wallet', to: 'perps', amount });
   }
 
-  index(price: string) {
-    this.run({ type: 'index.publish', underlying: 'BTC', price: fx(price), sourceTs: this.now + 1000 });
+  index(price: string, underlying = 'BTC') {
+    this.run({ type: 'index.publish', underlying, price: fx(price), sourceTs: this.now + 1000 });
   }
 
   tick() {
     this.run({ type: 'clock.tick' });
   }
 
-  order(n: number, side: 'buy' | 'sell', qty: string, price: string | null, mode: MarginMode = 'cross') {
+  order(n: number, side: 'buy' | 'sell', qty: string, price: string | null, mode: MarginMode = 'cross', marketId = 'BTC-PERP') {
     const request: OrderRequest = {
-      marketId: 'BTC-PERP', side: side === 'buy' ? 0 : 1, type: price === null ? 'market' : 'limit',
+      marketId, side: side === 'buy' ? 0 : 1, type: price === null ? 'market' : 'limit',
       quantity: fx(qty), price: price === null ? null : fx(price),
       timeInForce: price === null ? 'ioc' : 'gtc',
       postOnly: false, reduceOnly: false, marginMode: mode, clientOrderId: null, stopPrice: null,
@@ -199,3 +199,70 @@ describe('shortfall payments', () => {
     assert.ok(w.perps(1) >= 0n);
   });
 });
+
+describe('a cross account solvent through unrealised profit', () => {
+  // Cash below zero is not a deficit while other positions carry the profit to pay it: the venue
+  // realises that profit at the mark (the position's entry price moves, its equity does not), and
+  // the fund pays only what equity cannot.
+  test('pays a realised loss out of its profit, not out of the fund', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.index('4000', 'ETH');
+    w.fund(1, '10000');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null);
+    w.order(2, 'buy', '10', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '10', null, 'cross', 'ETH-PERP');
+    w.index('130000');
+    w.index('4500', 'ETH');
+    // All of the cash leaves (the profit makes it free): equity is now unrealised profit only.
+    const cash = w.perps(1);
+    w.run({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: cash });
+    assert.equal(w.perps(1), 0n);
+    const fundBefore = w.cash();
+    const market = w.ex.linear.markets.get('BTC-PERP')!;
+    const btc = w.ex.linear.findAccount(w.id(1))!.position(market, 'cross')!;
+    const equityBefore = btc.unrealized(fx('130000'));
+    w.order(2, 'sell', '10', '4500', 'cross', 'ETH-PERP');
+    w.entries.length = 0;
+    w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP'); // realises −5 000 and the taker fee
+    assert.deepEqual(w.entries.filter((e) => e.type === 'insurance_fund'), [], 'the fund paid nothing');
+    assert.equal(w.cash(), fundBefore);
+    assert.equal(w.perps(1), 0n, 'the cash is made whole exactly');
+    const loss = equityBefore - btc.unrealized(fx('130000'));
+    const fee = -w.entries.find((e) => e.type === 'trade_fee' && e.account.kind === 'user' && e.account.accountId === w.id(1))!.amount;
+    assert.equal(loss, fx('5000') + fee, 'the BTC profit paid the loss and the fee, nothing more');
+    assert.equal(btc.size, 10_000, 'the position stays open');
+    assert.equal(btc.entryPrice(), fx('100000') + loss, 'its entry price moved by what was realised');
+    const settled = w.entries.filter((e) => e.type === 'realized_pnl' && e.ref === 'pnl_settlement:BTC-PERP' && e.account.kind === 'user');
+    assert.deepEqual(settled.map((e) => e.amount), [loss], 'one settlement, into the account');
+    assert.equal(btc.realizedPnl, loss);
+  });
+
+  test('the fund pays only what the profit cannot', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.index('4000', 'ETH');
+    w.fund(1, '10000');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '0.05', '100000');
+    w.order(1, 'buy', '0.05', null);
+    w.order(2, 'buy', '10', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '10', null, 'cross', 'ETH-PERP');
+    w.index('105000'); // BTC profit 250
+    w.entries.length = 0;
+    w.index('5200', 'ETH'); // the ETH short 12 000 down: equity below zero
+    assert.equal(w.fundHeld('ETH-PERP'), -10_000, 'the fund took the ETH short over at the mark');
+    const toUser = (type: string, ref: string) =>
+      w.entries.filter((e) => e.type === type && e.ref === ref && e.account.kind === 'user').reduce((sum, e) => sum + e.amount, 0n);
+    assert.equal(toUser('realized_pnl', 'pnl_settlement:BTC-PERP'), fx('250'), 'the BTC profit was realised first');
+    // equity: 10 000 cash − 2.5 and 20 taker fees + 250 BTC profit − 12 000 ETH loss = −1 772.5
+    assert.equal(toUser('insurance_fund', 'shortfall'), fx('1772.5'), 'the fund paid the equity deficit, not the cash one');
+    assert.equal(w.perps(1), 0n);
+    assert.equal(w.size(1), 500, 'the BTC position stays, now at its mark');
+  });
+});
+

@@ -136,7 +136,7 @@ describe('liquidation', () => {
     assert.ok(w.perps(1) >= 0n);
   });
 
-  test('a cross liquidation whose loss the fund covered charges no fee out of the topped-up cash', () => {
+  test('a cross liquidation beyond the cash is paid out of the other positions\' profit, the fee too', () => {
     const w = new World();
     const eth = (price: string) => w.ok({ type: 'index.publish', underlying: 'ETH', price: fx(price), sourceTs: w.now });
     w.index('97100');
@@ -150,10 +150,20 @@ describe('liquidation', () => {
     w.index('400000'); // the BTC long carries ~28,000 of unrealised profit: equity, not cash
     w.order(2, 'sell', '30', '5491', { marketId: 'ETH-PERP' }); // where the ETH mark lands (index − 5 %)
     const fundBefore = w.insurance();
-    eth('5780'); // the ETH short's loss (~36,000) is beyond the cash: the fund covers it, the account stays >= 0
+    const btc = w.ex.linear.findAccount(w.ex.accounts.find(addr(1))!.id)!.position(w.ex.linear.markets.get('BTC-PERP')!, 'cross')!;
+    const settledBefore = btc.realizedPnl;
+    const out = w.run({ type: 'index.publish', underlying: 'ETH', price: fx('5780'), sourceTs: w.now });
+    assert.ok(out.ok);
+    // The ETH short's loss (~36,000) is beyond the cash: the BTC profit pays it, and the fee.
     assert.equal(w.size(1, 'ETH-PERP'), 0, 'the ETH short was liquidated');
-    assert.equal(w.perps(1), 0n, 'no fee out of cash the fund just paid in');
-    assert.ok(w.insurance() < fundBefore, 'the fund covered the realised loss');
+    assert.equal(w.size(1), 1000, 'the BTC long stays');
+    const ledger = out.events.flatMap((e) => (e.type === 'ledger' ? [e.entry] : []));
+    const fee = ledger.filter((e) => e.type === 'liquidation' && e.account.kind === 'system').reduce((sum, e) => sum + e.amount, 0n);
+    assert.ok(fee > 0n, 'the liquidation fee was charged');
+    assert.ok(!ledger.some((e) => e.type === 'insurance_fund'), 'the fund paid nothing in');
+    assert.equal(w.insurance(), fundBefore + fee, 'the fund only received the fee');
+    assert.ok(btc.realizedPnl > settledBefore, 'the BTC profit was realised to pay');
+    assert.ok(w.perps(1) >= 0n);
   });
 
   test('when the book cannot absorb the position the fund takes it over at the mark', () => {

@@ -214,7 +214,10 @@ export class LinearLifecycle {
       const order = this.engine.liquidationOrder(p.accountId, market, p.marginMode, side, lots, limit);
       p.lastLiquidationAt = now;
       const after = health();
-      this.chargeLiquidationFee(p, order.filledNotional, after.equity < after.cash ? after.equity : after.cash);
+      // Cross: the equity pays (the engine realises profit where the cash is short). Isolated: the
+      // allocation is all the position has.
+      const payable = p.marginMode === 'cross' || after.equity < after.cash ? after.equity : after.cash;
+      this.chargeLiquidationFee(p, order.filledNotional, payable);
       if (p.size === 0) p.status = 'liquidated';
       unfilled = order.filledLots < lots;
       h = health();
@@ -241,9 +244,10 @@ export class LinearLifecycle {
   }
 
   /**
-   * The liquidation fee, capped at what the position's side can pay now (`payable`, the lesser of
-   * its equity and its cash): never out of a deficit, and never out of cash the fund has just
-   * topped up (an account whose other positions carry unrealised profit has equity but no cash).
+   * The liquidation fee, capped at what the position's side can pay now (`payable`: a cross
+   * account's equity, an isolated position's lesser of equity and allocation): never out of a
+   * deficit. A cross account whose cash is short pays out of its realised profit (engine
+   * settleProfit), never out of cash the fund has put in.
    */
   private chargeLiquidationFee(p: Position, filledNotional: Fixed, payable: Fixed): void {
     if (filledNotional === 0n || payable <= 0n) return;
