@@ -1,7 +1,8 @@
 /**
  * Tests for twap.ts against hand computations: a step function over a window, samples before the
  * window, a first sample inside the window, the last sample holding to the end, floor rounding,
- * same-timestamp replacement, ordering errors, pruning and the hard sample cap.
+ * same-timestamp replacement, ordering errors, pruning, the hard sample cap, and gaps (a stale
+ * index holds no price across an outage).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -99,5 +100,33 @@ describe('TwapAccumulator', () => {
     assert.equal(u.size, 3);
     // kept samples 4997, 4998, 4999: over [4997, 5000] → (4997 + 4998 + 4999)/3 units
     assert.equal(u.average(0, 5_000), 4998n);
+  });
+
+  test('a gap holds no price: the outage counts for nothing', () => {
+    const u = new TwapAccumulator();
+    u.add(0, fx('100'));
+    u.add(10, null); // the index went stale
+    u.add(20, null); // still stale: nothing added
+    u.add(30, fx('130'));
+    assert.equal(u.size, 3);
+    // [0, 40]: 100·10 + 130·10 over the 20 ms covered → 115 (not 100 carried to 30)
+    assert.equal(u.average(0, 40), fx('115'));
+    // a window inside the outage has no price, and no priced sample
+    assert.equal(u.average(12, 28), null);
+    assert.equal(u.hasSampleIn(12, 28), false);
+    // a window whose only fresh print is its last instant: that print, not the pre-outage price
+    assert.equal(u.average(5, 30), fx('100'), '[5, 10] is 100; the outage is skipped; 130 starts at 30');
+    assert.equal(u.average(15, 30), fx('130'), 'only the print at 30 is in force');
+    assert.equal(u.hasSampleIn(10, 30), true);
+    assert.equal(u.hasSampleIn(10, 29), false, 'the gap marker is not a sample of the index');
+  });
+
+  test('a gap before any price adds nothing; a gap replaces a price at the same instant', () => {
+    const u = new TwapAccumulator();
+    u.add(0, null);
+    assert.equal(u.size, 0);
+    u.add(5, fx('10'));
+    u.add(5, null);
+    assert.equal(u.average(0, 20), null);
   });
 });

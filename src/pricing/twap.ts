@@ -3,24 +3,28 @@
  * TWAP over the final 30 minutes, mechanics.md 2 and 3.7) and the blended mark inside that window.
  *
  * Model: each sample (ts, price) holds until the next sample; the last one holds until the end of the
- * window asked for. average(from, to) integrates over [max(from, firstSampleTs), to]: samples before
- * `from` count from `from`; if the first sample lies inside the window, only the covered part counts.
- * null when no sample is at or before `to`. A zero-length covered part returns the price in force.
+ * window asked for. A sample may be a gap (price null: no fresh index from then on), so a price never
+ * holds across an outage: the time without an index counts for nothing. average(from, to) integrates
+ * the priced steps over [max(from, firstSampleTs), to] and divides by the time they cover: samples
+ * before `from` count from `from`; if the first sample lies inside the window, only the covered part
+ * counts. When no priced step covers any time (a zero-length window, or a print at its last instant
+ * after an outage) the price in force at `to`; null when there is none.
  * Exact: Σ price·Δt / Σ Δt over integer milliseconds, one floor rounding at 18 digits.
  *
  * Samples: `add` needs non-decreasing ts; a sample at the same ts as the last replaces it (the step
- * at that instant takes the newest value). Memory: the caller prunes (`prune(windowStart)` keeps the
- * sample in force at the cut), so a window W sampled every s ms holds at most W/s + 2 samples.
- * As a hard bound, at most `maxSamples` (default 86 400, a day of 1 s samples) are kept; beyond it the
- * oldest is dropped, which changes no average whose window starts at or after the oldest kept sample.
- * Pure, no clock. Tested in twap.test.ts against hand computations.
+ * at that instant takes the newest value); a gap right after a gap adds nothing. Memory: the caller
+ * prunes (`prune(windowStart)` keeps the sample in force at the cut), so a window W sampled every s ms
+ * holds at most W/s + 2 samples. As a hard bound, at most `maxSamples` (default 86 400, a day of 1 s
+ * samples) are kept; beyond it the oldest is dropped, which changes no average whose window starts at
+ * or after the oldest kept sample. Pure, no clock. Tested in twap.test.ts against hand computations.
  */
 import { divRound } from '../core/money.ts';
 import type { Fixed } from '../core/money.ts';
 
 export class TwapAccumulator {
   private ts: number[] = [];
-  private px: Fixed[] = [];
+  /** null: a gap (no index from this sample until the next). */
+  private px: (Fixed | null)[] = [];
   /** Index of the first live sample (dropped samples are compacted lazily). */
   private head = 0;
 
@@ -38,7 +42,8 @@ export class TwapAccumulator {
     return this.size === 0 ? null : this.ts[this.ts.length - 1]!;
   }
 
-  add(ts: number, price: Fixed): void {
+  /** A sample: the index is `price` from `ts` on, or (null) there is none. */
+  add(ts: number, price: Fixed | null): void {
     if (!Number.isSafeInteger(ts)) throw new RangeError('ts must be an integer number of milliseconds');
     const last = this.lastTs;
     if (last !== null && ts < last) throw new RangeError(`ts ${ts} before the last sample ${last}`);
@@ -46,6 +51,7 @@ export class TwapAccumulator {
       this.px[this.px.length - 1] = price;
       return;
     }
+    if (price === null && (last === null || this.px[this.px.length - 1] === null)) return; // still no index
     this.ts.push(ts);
     this.px.push(price);
     if (this.size > this.maxSamples) this.dropBefore(this.head + 1);
@@ -57,13 +63,15 @@ export class TwapAccumulator {
     if (i > this.head) this.dropBefore(i);
   }
 
-  /** Whether some sample was taken inside [fromMs, toMs] (not only carried in from before). */
+  /** Whether a priced sample was taken inside [fromMs, toMs] (not only carried in from before). */
   hasSampleIn(fromMs: number, toMs: number): boolean {
-    const i = this.lastAtOrBefore(toMs);
-    return i >= this.head && this.ts[i]! >= fromMs;
+    for (let i = this.lastAtOrBefore(toMs); i >= this.head && this.ts[i]! >= fromMs; i--) {
+      if (this.px[i] !== null) return true;
+    }
+    return false;
   }
 
-  /** Time-weighted average over [fromMs, toMs]; null when no sample covers it. */
+  /** Time-weighted average of the priced steps over [fromMs, toMs]; null when none covers it. */
   average(fromMs: number, toMs: number): Fixed | null {
     if (toMs < fromMs) throw new RangeError('toMs before fromMs');
     if (this.size === 0 || this.ts[this.head]! > toMs) return null;
@@ -71,15 +79,22 @@ export class TwapAccumulator {
     const begin = Math.max(fromMs, this.ts[i]!);
     if (begin === toMs) return this.px[this.lastAtOrBefore(toMs)]!;
     let sum = 0n;
+    let covered = 0;
     let start = begin;
     const n = this.ts.length;
     while (i < n && start < toMs) {
       const end = i + 1 < n ? Math.min(this.ts[i + 1]!, toMs) : toMs;
-      sum += this.px[i]! * BigInt(end - start);
+      const price = this.px[i]!;
+      if (price !== null) {
+        sum += price * BigInt(end - start);
+        covered += end - start;
+      }
       start = end;
       i++;
     }
-    return divRound(sum, BigInt(toMs - begin), 'floor');
+    // Nothing priced covers any time (a print at the window's last instant): the price in force then.
+    if (covered === 0) return this.px[this.lastAtOrBefore(toMs)]!;
+    return divRound(sum, BigInt(covered), 'floor');
   }
 
   /** Index of the last sample with ts <= t (head − 1 when none). Binary search. */

@@ -240,6 +240,21 @@ describe('dated futures', () => {
     assert.ok(w.perps(2) > fx('100000'), 'the long gained 1000 minus fees');
   });
 
+  test('the settlement TWAP leaves out the time the index was stale', () => {
+    const { w, expiry, id } = futurePosition();
+    const MIN = 60_000;
+    w.index('100000', expiry - 3 * HOUR - 35 * MIN); // fresh for 3 h: stale from 35 minutes before expiry
+    w.tick(expiry - 3 * HOUR - 35 * MIN + 1000);
+    w.tick(expiry - 35 * MIN + 1000); // the board records the outage
+    w.index('101000', expiry - 10 * MIN); // the window's one fresh print
+    for (let t = expiry - 10 * MIN + 1000; t <= expiry + 2000; t += MIN) w.tick(t);
+    w.tick(expiry + 2000);
+    const market = w.ex.linear.markets.get(id)!;
+    // Carried across the outage, 100 000 would have counted for 20 of the 30 minutes (100 333.3).
+    assert.equal(market.settlementPrice, fx('101000'));
+    assert.equal(w.size(2, id), 0);
+  });
+
   test('a final window without a fresh index settles at the first fresh index after expiry', () => {
     const { w, expiry, id } = futurePosition();
     assert.ok(expiry - 30 * 60_000 > T0 + 3 * HOUR, 'the index is stale through the final window');

@@ -9,7 +9,7 @@
  * with no timer. A fresh pushed price overrides the sources.
  *
  * For expiry settlement the board keeps a time-weighted history of the index (TWAP over the last
- * `twapRetentionMs`).
+ * `twapRetentionMs`), with the time the index was stale left out.
  */
 import type { Fixed } from '../money.ts';
 import { indexPrice, MAX_FUTURE_SKEW_MS, type SourceQuote } from '../../pricing/index-price.ts';
@@ -111,11 +111,14 @@ export class IndexBoard {
     return [...this.underlyings.keys()];
   }
 
-  /** Records the current index in the TWAP history (called on every input and clock tick). */
+  /**
+   * Records the current index in the TWAP history (called on every input and clock tick): the price,
+   * or a gap once it went stale, so an outage counts for nothing in a settlement average instead
+   * of carrying the last price across it (to within one tick of when the index went stale).
+   */
   sample(underlying: string, now: number): void {
     const state = this.state(underlying);
-    const value = this.index(underlying, now);
-    if (value !== null) state.twap.add(now, value.price);
+    state.twap.add(now, this.index(underlying, now)?.price ?? null);
     state.twap.prune(now - this.settings.twapRetentionMs);
   }
 
