@@ -11,6 +11,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { openDatabase } from '../adapters/store/database.ts';
+import { decode, encode } from '../adapters/store/codec.ts';
 import { Journal, type CommittedCommand } from '../adapters/store/journal.ts';
 import { InlineJournalWriter, type JournalWriter } from '../adapters/store/journal-writer.ts';
 import { historyProjectors } from '../adapters/store/projections/index.ts';
@@ -203,12 +204,7 @@ test('recovery projects the commands a crash left unprojected, from the replay\'
   const path = live.db.name;
   live.db.close();
 
-  // The restart: a fresh core on the same file.
-  const db = openDatabase(path);
-  const [wallet, trading, market] = historyProjectors(db);
-  const journal = new Journal(db, [wallet, trading, market]);
-  const exchange = new Exchange(coreConfig({ depositConfirmations: 1 }));
-  const sequencer = new Sequencer(exchange, journal, new InlineJournalWriter(journal), { now: () => Date.UTC(2026, 10, 22) }, { earlyFlushAt: 16, maxInFlight: 4, onFatal: () => {} });
+  const { db, wallet, journal, sequencer } = restart(path);
   assert.equal(sequencer.recover(), 5);
   assert.equal(journal.projectedSeq(), 5);
   const lines = wallet.history(ACCOUNT, 100);
@@ -216,3 +212,48 @@ test('recovery projects the commands a crash left unprojected, from the replay\'
   assert.deepEqual(lines.map((l) => l.amount), Array(5).fill(fx('1')));
   db.close();
 });
+
+/** A fresh core on the same file, as a restarted service builds it. */
+function restart(path: string) {
+  const db = openDatabase(path);
+  const [wallet, trading, market] = historyProjectors(db);
+  const journal = new Journal(db, [wallet, trading, market]);
+  const exchange = new Exchange(coreConfig({ depositConfirmations: 1 }));
+  const sequencer = new Sequencer(exchange, journal, new InlineJournalWriter(journal), { now: () => Date.UTC(2026, 10, 22) }, { earlyFlushAt: 16, maxInFlight: 4, onFatal: () => {} });
+  return { db, wallet, journal, sequencer };
+}
+
+/** Four deposits acknowledged, the history written for the first three; the file closed. */
+async function crashedAfterFour(): Promise<string> {
+  const live = setUpLagging();
+  for (let i = 0; i < 3; i++) assert.ok((await live.sequencer.submit(deposit(i))).ok);
+  live.writer.project();
+  assert.ok((await live.sequencer.submit(deposit(3))).ok);
+  const path = live.db.name;
+  live.db.close();
+  return path;
+}
+
+test('recovery refuses a replay that does not reproduce the recorded balances (the core changed under the journal)', async () => {
+  const path = await crashedAfterFour();
+  // What a change of the core's behaviour does to a replay: the second command now yields 2, not 1.
+  const edit = openDatabase(path);
+  const row = edit.prepare('SELECT command FROM journal WHERE seq = 2').get() as { command: string };
+  const command = decode<ReturnType<typeof deposit>>(row.command);
+  edit.prepare('UPDATE journal SET command = ? WHERE seq = 2').run(encode({ ...command, amount: fx('2') }));
+  edit.close();
+  const { db, sequencer } = restart(path);
+  assert.throws(() => sequencer.recover(), /journal replay diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 3, replayed 4/);
+  db.close();
+});
+
+test('recovery refuses a history that does not match the journal', async () => {
+  const path = await crashedAfterFour();
+  const edit = openDatabase(path);
+  edit.prepare("UPDATE ledger_entries SET balance_after = '7' WHERE id = (SELECT MAX(id) FROM ledger_entries WHERE account_id = 1)").run();
+  edit.close();
+  const { db, sequencer } = restart(path);
+  assert.throws(() => sequencer.recover(), /diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 7, replayed 3/);
+  db.close();
+});
+

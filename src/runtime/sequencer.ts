@@ -91,6 +91,7 @@ export class Sequencer {
         throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
       }
       count++;
+      if (record.seq === projected) this.checkReplay(projected);
       if (record.seq <= projected) continue;
       tail.push({ ts: record.ts, command: record.command, events: outcome.events });
       if (tail.length === RECOVERY_PROJECTION_BATCH) {
@@ -103,6 +104,21 @@ export class Sequencer {
     const head = this.journal.head();
     if (this.journal.projectedSeq() !== head) throw new Error(`history at seq ${this.journal.projectedSeq()} after recovery, journal at ${head}`);
     return count;
+  }
+
+  /**
+   * The replayed core must hold what the history recorded when it was live: the balance after
+   * every account's last projected ledger line. A difference means the core's behaviour changed
+   * since the journal was written (replay runs today's code), or a file was altered; serving from
+   * that state would show clients balances other than those they were acknowledged, so recovery
+   * stops and says where.
+   */
+  private checkReplay(seq: number): void {
+    const differences = this.journal.replayDifferences(this.exchange.ledger);
+    if (differences.length === 0) return;
+    const shown = differences.slice(0, 5).join('; ');
+    const more = differences.length > 5 ? ` (and ${differences.length - 5} more)` : '';
+    throw new Error(`journal replay diverged from the recorded history at seq ${seq}: ${shown}${more}. The core's behaviour changed since this journal was written, or a file was altered; refusing to serve a state clients were not shown`);
   }
 
   /** Subscribers receive each command's events after the batch holding it is durable. */

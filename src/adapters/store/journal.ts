@@ -14,6 +14,7 @@
  */
 import type { Command } from '../../core/commands.ts';
 import type { ExchangeEvent } from '../../core/events.ts';
+import type { Ledger } from '../../core/ledger/ledger.ts';
 import { decode, encode } from './codec.ts';
 import { migrate, type Db } from './database.ts';
 
@@ -26,6 +27,12 @@ export interface Projector {
   project(event: ExchangeEvent, seq: number): void;
   /** Called inside the transaction after the batch's last event (projectors that aggregate). */
   endBatch?(): void;
+  /**
+   * Where what this projection recorded disagrees with `ledger` replayed up to the watermark
+   * (recovery's check that replaying the journal reproduced what clients were shown); empty when
+   * all agree.
+   */
+  replayDifferences?(ledger: Ledger): string[];
 }
 
 export interface JournalRecord {
@@ -125,6 +132,11 @@ export class Journal {
   /** The last command whose events are in the history tables. */
   projectedSeq(): number {
     return (this.readWatermark.get() as { seq: number }).seq;
+  }
+
+  /** What the history recorded against the replayed ledger (Projector.replayDifferences). */
+  replayDifferences(ledger: Ledger): string[] {
+    return this.projectors.flatMap((p) => p.replayDifferences?.(ledger) ?? []);
   }
 
   /** Every event type some projector consumes. */

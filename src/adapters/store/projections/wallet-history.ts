@@ -5,7 +5,7 @@
  * strings, never as SQLite REALs.
  */
 import type { ExchangeEvent, SettlementRecord } from '../../../core/events.ts';
-import type { LedgerEntryType } from '../../../core/ledger/ledger.ts';
+import { ledgerKey, systemAccount, userAccount, type Bucket, type Ledger, type LedgerEntryType } from '../../../core/ledger/ledger.ts';
 import { formatDecimal, type Fixed } from '../../../core/money.ts';
 import type { SettlementKind, SettlementStatus } from '../../../core/wallet/wallet.ts';
 import type { Db } from '../database.ts';
@@ -114,6 +114,38 @@ export class WalletHistory implements Projector {
         r.txHash, r.confirmations, r.failureReason, r.createdAt, r.updatedAt,
       );
     }
+  }
+
+  /**
+   * Each recorded account's balance after its last line against the replayed ledger, and no
+   * replayed balance on an account the history has no line for (user buckets and the insurance
+   * fund: the accounts whose lines are recorded). One grouped scan, once per start.
+   */
+  replayDifferences(ledger: Ledger): string[] {
+    const rows = this.db
+      .prepare(
+        `SELECT account_id, system_name, bucket, asset, balance_after, MAX(id) AS last_id FROM ledger_entries
+         GROUP BY account_id, system_name, bucket, asset`,
+      )
+      .all() as { account_id: number | null; system_name: string | null; bucket: Bucket | null; asset: string; balance_after: string }[];
+    const differences: string[] = [];
+    const recorded = new Set<string>();
+    for (const r of rows) {
+      const account = r.account_id !== null
+        ? userAccount(r.account_id, r.bucket!, r.asset)
+        : systemAccount(r.system_name as 'insurance', r.asset);
+      const key = ledgerKey(account);
+      recorded.add(key);
+      const shown = storedDecimal(r.balance_after);
+      const replayed = ledger.balance(account);
+      if (replayed !== shown) differences.push(`${key} recorded ${formatDecimal(shown)}, replayed ${formatDecimal(replayed)}`);
+    }
+    const insurance = ledgerKey(systemAccount('insurance', ''));
+    for (const [key, balance] of ledger.entries()) {
+      if (balance === 0n || recorded.has(key) || !(key.startsWith('u:') || key.startsWith(insurance))) continue;
+      differences.push(`${key} has no recorded line, replayed ${formatDecimal(balance)}`);
+    }
+    return differences;
   }
 
   /** The account's ledger lines, newest first; `beforeId` pages backwards. */
