@@ -517,7 +517,8 @@ describe('account reads', () => {
     for (const f of POSITION_FIELDS) assert.ok(f in p, `position field ${f}`);
     const got = [p.marketId, p.side, p.size, p.entryPrice, p.marginMode, p.status];
     assert.deepEqual(got, [BTC, 'short', '0.2', '100000', 'isolated', 'open']);
-    assert.equal(p.margin, '390', 'isolated margin: 2 % of 20000, less the 10 USDC taker fee it paid');
+    assert.equal(p.margin, '400', 'isolated margin: 2 % of 20000 (the 10 USDC taker fee came out of the cross pool)');
+    assert.equal(p.leverage, '50', 'the maximum leverage, not above it');
     for (const f of ['markPrice', 'unrealizedPnl', 'liquidationPrice', 'leverage']) {
       assert.match(p[f], DECIMAL);
     }
@@ -535,7 +536,7 @@ describe('account reads', () => {
     const balanceFields = ['asset', 'balance', 'unrealizedPnl', 'equity', 'initialMargin',
       'maintenanceMargin', 'orderMargin', 'isolatedMargin', 'availableMargin', 'withdrawable'];
     for (const f of balanceFields) assert.ok(f in b, `balance field ${f}`);
-    assert.deepEqual([b.asset, b.balance, b.isolatedMargin], ['USDC', '99990', '390']);
+    assert.deepEqual([b.asset, b.balance, b.isolatedMargin], ['USDC', '99990', '400']);
     assertError(await call(base, '/perps/orders'), 401, 'UNAUTHENTICATED');
     assertError(await call(base, '/perps/balances'), 401, 'UNAUTHENTICATED');
   });

@@ -604,13 +604,14 @@ describe('isolated margin', () => {
     v.fund(B, '100000');
     const freeBefore = v.ex.linear.risk(v.id(A)).free;
     v.trade(A, B, 'buy', '2', '100000', 'isolated');
-    // the position pays its taker fee (100) out of its own margin, not out of the cross pool
-    const allocated = fx(im('200000')) - fx('100');
+    // the position starts with its whole initial margin: the opening taker fee (100) came out of
+    // the cross pool, which the margin gate checked for it
+    const allocated = fx(im('200000'));
     assert.equal(v.position(A, 'isolated')?.isolatedMargin, formatDecimal(allocated));
     assert.equal(v.position(A), null, 'no cross position');
     const risk = v.ex.linear.risk(v.id(A));
     assert.equal(risk.isolatedAllocated, allocated);
-    assert.equal(d(freeBefore - risk.free), im('200000'), 'the cross pool gave the initial margin, fee included');
+    assert.equal(freeBefore - risk.free, allocated + fx('100'), 'the cross pool gave the initial margin and the fee');
     // half closed at +1000: the closed half's margin and its PnL return to the cross pool; the
     // remaining half keeps half of the allocation, less the closing taker fee (50.5) it pays
     v.trade(A, B, 'sell', '1', '101000', 'isolated');
@@ -627,7 +628,7 @@ describe('isolated margin', () => {
     v.fund(A, '10000');
     v.fund(B, '100000');
     v.trade(A, B, 'buy', '1', '100000', 'isolated');
-    const margin = fx(im('100000')) - fx('50'); // the opening taker fee came out of the margin
+    const margin = fx(im('100000')); // the opening taker fee came out of the cross pool
     const before = fx(v.balance(A));
     v.order(B, { side: 'buy', qty: '1', price: '90000' });
     v.index('95000'); // liquidated: the bid (90000) is past bankruptcy, so the fund backstops
@@ -643,7 +644,7 @@ describe('isolated margin', () => {
     v.fund(A, '10000');
     v.fund(B, '100000');
     v.trade(A, B, 'buy', '1', '100000', 'isolated');
-    const margin = fx(im('100000')) - fx('50'); // the opening taker fee came out of the margin
+    const margin = fx(im('100000')); // the opening taker fee came out of the cross pool
     const before = fx(v.balance(A));
     v.order(B, { side: 'buy', qty: '1', price: '95000' });
     v.t += 20_000; // the index is stale: no mark, no liquidation; reduce-only orders still trade

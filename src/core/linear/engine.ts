@@ -442,13 +442,16 @@ export class LinearEngine implements MatchSink {
     const now = this.deps.now();
     const mode = order.request.marginMode;
     const signed = order.side === BUY ? lots : -lots;
+    const sizeBefore = mode === 'isolated' ? (this.account(order.owner).position(order.market, mode)?.size ?? 0) : 0;
     const realized = this.movePosition(order.owner, order.market, mode, signed, priceTicks);
     const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
     const fee = this.deps.fees.fee(notional, bps);
     if (fee !== 0n) this.pendingFees.add(order.owner, fee);
-    // An isolated position pays its fees out of its own margin, never out of the cross pool (which
-    // has no position to liquidate if it went negative); a margin the fee exhausts is the fund's.
-    if (mode === 'isolated' && fee !== 0n) this.chargeIsolated(order.owner, order.market, fee);
+    // An isolated position pays the fees of fills that reduce it out of its own margin, never out
+    // of the cross pool (which has no position to liquidate if it went negative); a margin the fee
+    // exhausts is the fund's. A fill that opens, adds to or flips it pays from the cross pool, which
+    // the margin gate checked for the fee: the position starts with its whole initial margin.
+    if (mode === 'isolated' && fee !== 0n && reducedOnly(sizeBefore, signed)) this.chargeIsolated(order.owner, order.market, fee);
     this.deps.volumes.record(order.owner, notional, now);
     return {
       accountId: order.owner,
@@ -955,4 +958,9 @@ export class LinearEngine implements MatchSink {
   riskMarkOf(market: LinearMarket): Fixed | null {
     return riskMark(market);
   }
+}
+
+/** Whether a signed trade of `lots` against a position of `size` only reduces it (no open, no flip). */
+function reducedOnly(size: number, lots: number): boolean {
+  return size !== 0 && Math.sign(size) !== Math.sign(lots) && Math.abs(lots) <= Math.abs(size);
 }
