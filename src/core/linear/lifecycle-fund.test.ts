@@ -204,17 +204,23 @@ describe('a cross account solvent through unrealised profit', () => {
   // Cash below zero is not a deficit while other positions carry the profit to pay it: the venue
   // realises that profit at the mark (the position's entry price moves, its equity does not), and
   // the fund pays only what equity cannot.
-  test('pays a realised loss out of its profit, not out of the fund', () => {
+  /** Account 1 (10 000 USDC) long `btc` BTC at 100 000 and short 10 ETH at 4 000, both cross, from account 2. */
+  function longBtcShortEth(btc: string): World {
     const w = new World();
     w.seedFund('10000');
     w.index('100000');
     w.index('4000', 'ETH');
     w.fund(1, '10000');
     w.fund(2, '1000000');
-    w.order(2, 'sell', '1', '100000');
-    w.order(1, 'buy', '1', null);
+    w.order(2, 'sell', btc, '100000');
+    w.order(1, 'buy', btc, null);
     w.order(2, 'buy', '10', '4000', 'cross', 'ETH-PERP');
     w.order(1, 'sell', '10', null, 'cross', 'ETH-PERP');
+    return w;
+  }
+
+  test('pays a realised loss out of its profit, not out of the fund', () => {
+    const w = longBtcShortEth('1');
     w.index('130000');
     w.index('4500', 'ETH');
     // All of the cash leaves (the profit makes it free): equity is now unrealised profit only.
@@ -242,16 +248,7 @@ describe('a cross account solvent through unrealised profit', () => {
   });
 
   test('the fund pays only what the profit cannot', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.index('4000', 'ETH');
-    w.fund(1, '10000');
-    w.fund(2, '1000000');
-    w.order(2, 'sell', '0.05', '100000');
-    w.order(1, 'buy', '0.05', null);
-    w.order(2, 'buy', '10', '4000', 'cross', 'ETH-PERP');
-    w.order(1, 'sell', '10', null, 'cross', 'ETH-PERP');
+    const w = longBtcShortEth('0.05');
     w.index('105000'); // BTC profit 250
     w.entries.length = 0;
     w.index('5200', 'ETH'); // the ETH short 12 000 down: equity below zero
