@@ -622,6 +622,20 @@ describe('isolated margin', () => {
     assert.equal(v.ex.linear.risk(v.id(A)).isolatedAllocated, 0n, 'everything released');
   });
 
+  test('an opening maker fee the cross pool does not hold comes out of the allocation (a post-only order reserves none)', () => {
+    const v = new Venue();
+    v.fund(A, im('100000')); // exactly the initial margin of 1 BTC, nothing for a fee
+    v.fund(B, '100000');
+    v.order(A, { side: 'buy', qty: '1', price: '100000', postOnly: true, mode: 'isolated' });
+    v.order(B, { side: 'sell', qty: '1', price: '100000', tif: 'ioc' });
+    const makerFee = fx(bps('100000', TIER0.makerBps));
+    assert.ok(makerFee > 0n);
+    const risk = v.ex.linear.risk(v.id(A));
+    assert.equal(risk.balance, fx(im('100000')) - makerFee);
+    assert.equal(risk.balance - risk.isolatedAllocated, 0n, 'the cross cash is not negative');
+    assert.equal(v.position(A, 'isolated')?.isolatedMargin, d(fx(im('100000')) - makerFee));
+  });
+
   test('a gap beyond the isolated margin: the fund takes the position, A loses only its margin', () => {
     const v = new Venue();
     v.seedInsurance('50000');

@@ -108,6 +108,8 @@ export class LinearEngine implements MatchSink {
   private pendingPnlMarket: LinearMarket | null = null;
   private readonly pendingFees = new PendingSums<number>();
   private readonly pendingPositions = new TouchedSet<Position>();
+  /** Fees of fills that opened isolated positions, paid by the cross pool as far as it holds them. */
+  private readonly pendingOpeningFees = new PendingSums<Position>();
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: readonly FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
 
@@ -449,9 +451,12 @@ export class LinearEngine implements MatchSink {
     if (fee !== 0n) this.pendingFees.add(order.owner, fee);
     // An isolated position pays the fees of fills that reduce it out of its own margin, never out
     // of the cross pool (which has no position to liquidate if it went negative); a margin the fee
-    // exhausts is the fund's. A fill that opens, adds to or flips it pays from the cross pool, which
-    // the margin gate checked for the fee: the position starts with its whole initial margin.
-    if (mode === 'isolated' && fee !== 0n && reducedOnly(sizeBefore, signed)) this.chargeIsolated(order.owner, order.market, fee);
+    // exhausts is the fund's. A fill that opens, adds to or flips it pays from the cross pool as far
+    // as the cross cash holds it (postPending), so it starts with its whole initial margin.
+    if (mode === 'isolated' && fee !== 0n) {
+      if (reducedOnly(sizeBefore, signed)) this.chargeIsolated(order.owner, order.market, fee);
+      else if (fee > 0n) this.pendingOpeningFees.add(this.account(order.owner).position(order.market, mode)!, fee);
+    }
     this.deps.volumes.record(order.owner, notional, now);
     return {
       accountId: order.owner,
@@ -556,10 +561,32 @@ export class LinearEngine implements MatchSink {
       }
       fees.reset();
     }
+    this.settleOpeningFees();
     // coverShortfall may touch further positions: the loop reads the size afresh each time.
     const shortfalls = this.pendingPositions;
     for (let i = 0; i < shortfalls.size; i++) this.coverShortfall(shortfalls.at(i).accountId, shortfalls.at(i));
     shortfalls.reset();
+  }
+
+  /**
+   * The opening fees of isolated positions, now posted to the perps bucket, came out of the cross
+   * pool. The margin gate reserved a taker's, but not a post-only order's, and the collateral may
+   * have left since a resting order was placed: what the cross cash (bucket − isolated allocations)
+   * does not hold comes out of the position's own allocation instead, so the cross pool never goes
+   * negative to pay it (and the fund never pays it).
+   */
+  private settleOpeningFees(): void {
+    const fees = this.pendingOpeningFees;
+    for (let i = 0; i < fees.size; i++) {
+      const p = fees.keyAt(i);
+      const risk = this.risk(p.accountId);
+      const crossCash = risk.balance - risk.isolatedAllocated;
+      if (crossCash >= 0n) continue;
+      const owed = fees.sumAt(i) < -crossCash ? fees.sumAt(i) : -crossCash;
+      p.isolatedMargin -= owed;
+      if (p.isolatedMargin < 0n) this.coverIsolated(p);
+    }
+    fees.reset();
   }
 
   /**

@@ -68,7 +68,7 @@ export const PositionViewSchema = Type.Object({
   leverage: NullableString,
   marginMode: MarginModeSchema,
   margin: OrNull(Type.String(), {
-    description: 'isolated: the allocation behind the position, its whole initial margin at open (opening fees come out of the cross pool), then moved by funding, realised PnL and the fees of reducing fills; cross: the position\'s initial margin at the mark (null while the mark is stale)',
+    description: 'isolated: the allocation behind the position, its whole initial margin at open (opening fees come out of the cross pool as far as its cash holds them), then moved by funding, realised PnL and the fees of reducing fills; cross: the position\'s initial margin at the mark (null while the mark is stale)',
   }),
   status: StringEnum(['open', 'closed', 'liquidated'] as const),
   updatedAt: IsoTime,
