@@ -132,6 +132,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   if (settings.adminToken !== null) clobAdminRoutes(app, ctx);
   await app.ready();
   app.log.info({ replayed, journalSeq: journal.head() }, 'exchange core recovered from the journal');
+  if (sequencer.replayDivergence !== null) app.log.warn(`${sequencer.replayDivergence}; serving the replayed state (JOURNAL_REPLAY_CHECK=warn)`);
 
   const watcher = new ChainWatcher(chain, sequencer, {
     depositConfirmations: settings.depositConfirmations,

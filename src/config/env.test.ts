@@ -4,10 +4,10 @@ import { test } from 'node:test';
 import { ConfigError, loadSettings } from './env.ts';
 
 test('group-commit settings: defaults and explicit values', () => {
-  assert.deepEqual(loadSettings({}).journal, { earlyFlushAt: 16, maxInFlight: 4, maxProjectionLag: 1024 });
+  assert.deepEqual(loadSettings({}).journal, { earlyFlushAt: 16, maxInFlight: 4, maxProjectionLag: 1024, replayCheck: 'strict' });
   assert.deepEqual(
-    loadSettings({ JOURNAL_EARLY_FLUSH_AT: '1', JOURNAL_MAX_IN_FLIGHT: '64', JOURNAL_MAX_PROJECTION_LAG: '1' }).journal,
-    { earlyFlushAt: 1, maxInFlight: 64, maxProjectionLag: 1 },
+    loadSettings({ JOURNAL_EARLY_FLUSH_AT: '1', JOURNAL_MAX_IN_FLIGHT: '64', JOURNAL_MAX_PROJECTION_LAG: '1', JOURNAL_REPLAY_CHECK: 'warn' }).journal,
+    { earlyFlushAt: 1, maxInFlight: 64, maxProjectionLag: 1, replayCheck: 'warn' },
   );
 });
 
@@ -21,6 +21,7 @@ test('a bad group-commit setting is refused with the variable named', () => {
     ['JOURNAL_MAX_IN_FLIGHT', '65'],
     ['JOURNAL_MAX_PROJECTION_LAG', '0'],
     ['JOURNAL_MAX_PROJECTION_LAG', '65537'],
+    ['JOURNAL_REPLAY_CHECK', 'off'],
   ] as const) {
     assert.throws(() => loadSettings({ [name]: raw }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(name), `${name}=${raw}`);
   }

@@ -55,6 +55,12 @@ export interface Settings {
     readonly maxInFlight: number;
     /** Journaled commands whose history projection may wait while appends keep arriving. */
     readonly maxProjectionLag: number;
+    /**
+     * A replay that does not reproduce the recorded balances: `strict` stops the start, `warn` logs
+     * the accounts and serves the replayed state (an operator's deliberate choice after a change of
+     * the core's behaviour).
+     */
+    readonly replayCheck: 'strict' | 'warn';
   };
 }
 
@@ -111,6 +117,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
       earlyFlushAt: int(env, 'JOURNAL_EARLY_FLUSH_AT', 16, 1, 65_536),
       maxInFlight: int(env, 'JOURNAL_MAX_IN_FLIGHT', 4, 1, 64),
       maxProjectionLag: int(env, 'JOURNAL_MAX_PROJECTION_LAG', 1024, 1, 65_536),
+      replayCheck: oneOf(env, 'JOURNAL_REPLAY_CHECK', ['strict', 'warn'] as const, 'strict'),
     },
   };
 }

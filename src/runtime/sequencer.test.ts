@@ -214,13 +214,14 @@ test('recovery projects the commands a crash left unprojected, from the replay\'
 });
 
 /** A fresh core on the same file, as a restarted service builds it. */
-function restart(path: string) {
+function restart(path: string, replayCheck: 'strict' | 'warn' = 'strict') {
   const db = openDatabase(path);
   const [wallet, trading, market] = historyProjectors(db);
   const journal = new Journal(db, [wallet, trading, market]);
   const exchange = new Exchange(coreConfig({ depositConfirmations: 1 }));
-  const sequencer = new Sequencer(exchange, journal, new InlineJournalWriter(journal), { now: () => Date.UTC(2026, 10, 22) }, { earlyFlushAt: 16, maxInFlight: 4, onFatal: () => {} });
-  return { db, wallet, journal, sequencer };
+  const options = { earlyFlushAt: 16, maxInFlight: 4, onFatal: () => {}, replayCheck };
+  const sequencer = new Sequencer(exchange, journal, new InlineJournalWriter(journal), { now: () => Date.UTC(2026, 10, 22) }, options);
+  return { db, wallet, journal, sequencer, exchange };
 }
 
 /** Four deposits acknowledged, the history written for the first three; the file closed. */
@@ -244,6 +245,19 @@ test('recovery refuses a replay that does not reproduce the recorded balances (t
   edit.close();
   const { db, sequencer } = restart(path);
   assert.throws(() => sequencer.recover(), /journal replay diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 3, replayed 4/);
+  db.close();
+});
+
+test('JOURNAL_REPLAY_CHECK=warn: recovery reports the difference and serves the replayed state', async () => {
+  const path = await crashedAfterFour();
+  const edit = openDatabase(path);
+  edit.prepare("UPDATE ledger_entries SET balance_after = '7' WHERE id = (SELECT MAX(id) FROM ledger_entries WHERE account_id = 1)").run();
+  edit.close();
+  const { db, sequencer, exchange, journal } = restart(path, 'warn');
+  assert.equal(sequencer.recover(), 4);
+  assert.match(sequencer.replayDivergence ?? '', /at seq 3: u:1:wallet:USDC recorded 7, replayed 3/);
+  assert.equal(exchange.transferable(1, 'wallet', 'USDC'), fx('4'), 'the replayed state, all four deposits');
+  assert.equal(journal.projectedSeq(), 4);
   db.close();
 });
 

@@ -45,6 +45,8 @@ export interface SequencerOptions {
   /** Batches written and not yet durable, at most (the worker may commit several in one transaction). */
   readonly maxInFlight: number;
   readonly onFatal: (error: unknown) => void;
+  /** A replay that does not reproduce the recorded balances: stop the start, or go on (see `replayDivergence`). */
+  readonly replayCheck?: 'strict' | 'warn';
 }
 
 interface Pending {
@@ -61,6 +63,8 @@ export class Sequencer {
   private commitCount = 0;
   private committedSeq: number;
   private inFlight = 0;
+  /** What recovery found different under `replayCheck: 'warn'` (null when the replay agreed). */
+  replayDivergence: string | null = null;
   /** Resolves when every batch sent so far is durable and answered (keeps replies in order). */
   private tail: Promise<void> = Promise.resolve();
 
@@ -118,7 +122,12 @@ export class Sequencer {
     if (differences.length === 0) return;
     const shown = differences.slice(0, 5).join('; ');
     const more = differences.length > 5 ? ` (and ${differences.length - 5} more)` : '';
-    throw new Error(`journal replay diverged from the recorded history at seq ${seq}: ${shown}${more}. The core's behaviour changed since this journal was written, or a file was altered; refusing to serve a state clients were not shown`);
+    const what = `journal replay diverged from the recorded history at seq ${seq}: ${shown}${more}`;
+    if (this.options.replayCheck === 'warn') {
+      this.replayDivergence = what;
+      return;
+    }
+    throw new Error(`${what}. The core's behaviour changed since this journal was written, or a file was altered; refusing to serve a state clients were not shown (JOURNAL_REPLAY_CHECK=warn serves it)`);
   }
 
   /** Subscribers receive each command's events after the batch holding it is durable. */
