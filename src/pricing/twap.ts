@@ -76,11 +76,9 @@ export class TwapAccumulator {
     if (toMs < fromMs) throw new RangeError('toMs before fromMs');
     if (this.size === 0 || this.ts[this.head]! > toMs) return null;
     let i = Math.max(this.lastAtOrBefore(fromMs), this.head);
-    const begin = Math.max(fromMs, this.ts[i]!);
-    if (begin === toMs) return this.px[this.lastAtOrBefore(toMs)]!;
     let sum = 0n;
     let covered = 0;
-    let start = begin;
+    let start = Math.max(fromMs, this.ts[i]!);
     const n = this.ts.length;
     while (i < n && start < toMs) {
       const end = i + 1 < n ? Math.min(this.ts[i + 1]!, toMs) : toMs;
@@ -92,7 +90,7 @@ export class TwapAccumulator {
       start = end;
       i++;
     }
-    // Nothing priced covers any time (a print at the window's last instant): the price in force then.
+    // Nothing priced covers any time (a zero-length window, a print at its last instant): the price in force then.
     if (covered === 0) return this.px[this.lastAtOrBefore(toMs)]!;
     return divRound(sum, BigInt(covered), 'floor');
   }

@@ -235,6 +235,13 @@ async function crashedAfterFour(): Promise<string> {
   return path;
 }
 
+/** Alters the balance the history recorded after account 1's last ledger line. */
+function alterLastLine(path: string, balance: string): void {
+  const edit = openDatabase(path);
+  edit.prepare('UPDATE ledger_entries SET balance_after = ? WHERE id = (SELECT MAX(id) FROM ledger_entries WHERE account_id = 1)').run(balance);
+  edit.close();
+}
+
 test('recovery refuses a replay that does not reproduce the recorded balances (the core changed under the journal)', async () => {
   const path = await crashedAfterFour();
   // What a change of the core's behaviour does to a replay: the second command now yields 2, not 1.
@@ -250,9 +257,7 @@ test('recovery refuses a replay that does not reproduce the recorded balances (t
 
 test('JOURNAL_REPLAY_CHECK=warn: recovery reports the difference and serves the replayed state', async () => {
   const path = await crashedAfterFour();
-  const edit = openDatabase(path);
-  edit.prepare("UPDATE ledger_entries SET balance_after = '7' WHERE id = (SELECT MAX(id) FROM ledger_entries WHERE account_id = 1)").run();
-  edit.close();
+  alterLastLine(path, '7');
   const { db, sequencer, exchange, journal } = restart(path, 'warn');
   assert.equal(sequencer.recover(), 4);
   assert.match(sequencer.replayDivergence ?? '', /at seq 3: u:1:wallet:USDC recorded 7, replayed 3/);
@@ -263,9 +268,7 @@ test('JOURNAL_REPLAY_CHECK=warn: recovery reports the difference and serves the 
 
 test('recovery refuses a history that does not match the journal', async () => {
   const path = await crashedAfterFour();
-  const edit = openDatabase(path);
-  edit.prepare("UPDATE ledger_entries SET balance_after = '7' WHERE id = (SELECT MAX(id) FROM ledger_entries WHERE account_id = 1)").run();
-  edit.close();
+  alterLastLine(path, '7');
   const { db, sequencer } = restart(path);
   assert.throws(() => sequencer.recover(), /diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 7, replayed 3/);
   db.close();

@@ -529,7 +529,7 @@ export class LinearEngine implements MatchSink {
         lines.push({ account: this.account(pnl.keyAt(i)).perpsLedger, delta: pnl.sumAt(i) });
         clearing -= pnl.sumAt(i);
       }
-      lines.push({ account: (market.clearingLedger ??= systemAccount(`clearing:${market.spec.id}`, asset)), delta: clearing });
+      lines.push({ account: this.clearingOf(market), delta: clearing });
       ledger.post(type, lines, at, { ref: market.spec.id });
       pnl.reset();
     }
@@ -579,14 +579,24 @@ export class LinearEngine implements MatchSink {
     const fees = this.pendingOpeningFees;
     for (let i = 0; i < fees.size; i++) {
       const p = fees.keyAt(i);
-      const risk = this.risk(p.accountId);
-      const crossCash = risk.balance - risk.isolatedAllocated;
+      const crossCash = this.crossCash(p.accountId);
       if (crossCash >= 0n) continue;
       const owed = fees.sumAt(i) < -crossCash ? fees.sumAt(i) : -crossCash;
       p.isolatedMargin -= owed;
       if (p.isolatedMargin < 0n) this.coverIsolated(p);
     }
     fees.reset();
+  }
+
+  /** The market's clearing account: the counterparty of every realised PnL and settlement. */
+  private clearingOf(market: LinearMarket) {
+    return (market.clearingLedger ??= systemAccount(`clearing:${market.spec.id}`, this.deps.settlementAsset));
+  }
+
+  /** The account's cross cash: its perps bucket less the isolated allocations inside it. */
+  private crossCash(accountId: number): Fixed {
+    const risk = this.risk(accountId);
+    return risk.balance - risk.isolatedAllocated;
   }
 
   /**
@@ -653,8 +663,7 @@ export class LinearEngine implements MatchSink {
       p.realizedPnl += take;
       p.updatedAt = at;
       this.changes.positions.add(p);
-      const clearing = (p.market.clearingLedger ??= systemAccount(`clearing:${p.market.spec.id}`, this.deps.settlementAsset));
-      this.deps.ledger.move('realized_pnl', clearing, account.perpsLedger, take, at, { ref: `pnl_settlement:${p.market.spec.id}` });
+      this.deps.ledger.move('realized_pnl', this.clearingOf(p.market), account.perpsLedger, take, at, { ref: `pnl_settlement:${p.market.spec.id}` });
       settled += take;
     }
     return settled;
@@ -882,8 +891,7 @@ export class LinearEngine implements MatchSink {
     if (p.marginMode === 'isolated') {
       p.isolatedMargin -= amount;
     } else {
-      const risk = this.risk(p.accountId);
-      let cash = risk.balance - risk.isolatedAllocated;
+      let cash = this.crossCash(p.accountId);
       if (cash < amount) cash += this.settleProfit(account, amount - (cash > 0n ? cash : 0n), at);
       if (cash < charged) charged = cash > 0n ? cash : 0n;
     }

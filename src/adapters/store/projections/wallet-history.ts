@@ -122,6 +122,7 @@ export class WalletHistory implements Projector {
    * fund: the accounts whose lines are recorded). One grouped scan, once per start.
    */
   replayDifferences(ledger: Ledger): string[] {
+    // MAX(id) makes SQLite read balance_after from each group's last line (its bare-column rule).
     const rows = this.db
       .prepare(
         `SELECT account_id, system_name, bucket, asset, balance_after, MAX(id) AS last_id FROM ledger_entries
@@ -200,6 +201,7 @@ export class WalletHistory implements Projector {
 
   /** A system account's balance after each movement since `sinceMs`, oldest first. */
   systemHistory(name: string, asset: string, sinceMs: number): { at: number; amount: Fixed; balanceAfter: Fixed }[] {
+    // MAX(id) makes SQLite read balance_after from each group's last line (its bare-column rule).
     const rows = this.db
       .prepare(
         `SELECT amount, balance_after, created_at FROM ledger_entries
