@@ -2,11 +2,13 @@
  * Lifecycle simulation: days of BTC-PERP trading in seconds, through `Exchange.execute` with
  * explicit times (research/mechanics.md 1.3, 1.7). A seeded index path runs through a crash
  * (−25 % within an hour, with gaps) and a squeeze (+20 % within an hour); market makers quote thin
- * ladders around the index; random traders (some isolated) open, close and rest orders at random
+ * ladders around the index; random traders (some isolated, some holding cross and isolated
+ * positions side by side) open, close and rest orders at random
  * leverage; the clock ticks and the index is published every few simulated seconds, so funding,
  * liquidation into the book, the insurance fund's takeovers and auto-deleveraging all happen.
  *
- * After EVERY command it checks: the ledger sums to zero per asset; no user bucket is negative;
+ * After EVERY command it checks: the ledger sums to zero per asset; no user bucket is negative, nor
+ * any account's cross cash (the bucket less its isolated allocations: a cross loss never eats them);
  * per market, longs equal shorts and open interest; and the insurance fund's balance equals a
  * model built from that command's events — seed + liquidation fees − losses covered + funding
  * the users did not receive (rounding residues and the fund's own funding) + realised PnL − fees
@@ -89,7 +91,13 @@ function pricePath(rand: () => number, steps: number) {
 interface Trader {
   readonly n: number;
   readonly leverage: number;
-  readonly mode: 'cross' | 'isolated';
+  /** `mixed`: cross and isolated positions in one account, alternating by command. */
+  readonly mode: 'cross' | 'isolated' | 'mixed';
+}
+
+function modeOf(sim: Sim, t: Trader): 'cross' | 'isolated' {
+  if (t.mode !== 'mixed') return t.mode;
+  return sim.commands % 2 === 0 ? 'isolated' : 'cross';
 }
 
 class Sim {
@@ -248,6 +256,14 @@ class Sim {
     }
     const negative = this.ex.ledger.negativeUserAccounts();
     if (negative.length > 0) assert.fail(`negative user buckets ${negative.join(', ')} ${where()}`);
+    // Isolated margin is ring-fenced: no cross loss sits against it (the cross cash never ends negative).
+    const holders = new Set<number>();
+    for (const market of this.ex.linear.markets.values()) for (const p of market.positions) holders.add(p.accountId);
+    for (const id of holders) {
+      if (id === FUND_ACCOUNT) continue;
+      const r = this.ex.linear.risk(id);
+      if (r.balance < r.isolatedAllocated) assert.fail(`account ${id}: cross cash ${r.balance - r.isolatedAllocated} ${where()}`);
+    }
     const fund = this.fund();
     const model = this.expectedFund();
     if (fund !== model) assert.fail(`fund ${fund} ≠ its model ${model} ${where()}`);
@@ -351,20 +367,21 @@ function act(sim: Sim, rand: () => number, t: Trader, index: number) {
     const free = sim.ex.linear.risk(sim.id(t.n)).free;
     if (free <= 0n) return;
     const notional = Number(formatDecimal(free)) * t.leverage * (0.2 + 0.8 * rand());
-    const o = { side: rand() < 0.5 ? 0 : 1, type: 'market', timeInForce: 'ioc', marginMode: t.mode } as const;
+    const o = { side: rand() < 0.5 ? 0 : 1, type: 'market', timeInForce: 'ioc', marginMode: modeOf(sim, t) } as const;
     const quantity = qty(Math.min(25, notional / index));
     sim.run({ type: 'perp.place', account, request: request({ ...o, quantity }) });
   } else if (r < 0.7) {
-    const position = sim.ex.linear.findAccount(sim.id(t.n))?.position(perp, t.mode);
+    const mode = modeOf(sim, t);
+    const position = sim.ex.linear.findAccount(sim.id(t.n))?.position(perp, mode);
     if (position === undefined || position.size === 0) return;
     const quantity = rand() < 0.5 ? null : qty((Math.abs(position.size) / 10_000) * rand());
-    const close = { marketId: 'BTC-PERP', marginMode: t.mode, quantity, price: null } as const;
+    const close = { marketId: 'BTC-PERP', marginMode: mode, quantity, price: null } as const;
     sim.run({ type: 'perp.close', account, close: { ...close, type: 'market', timeInForce: 'ioc' } });
   } else if (r < 0.9) {
     const side = rand() < 0.5 ? 0 : 1;
     const away = 0.0005 + rand() * 0.01;
     const at = price(index * (side === 0 ? 1 - away : 1 + away));
-    const o = { side, price: at, quantity: qty(0.01 + rand() * 0.5), marginMode: t.mode } as const;
+    const o = { side, price: at, quantity: qty(0.01 + rand() * 0.5), marginMode: modeOf(sim, t) } as const;
     sim.run({ type: 'perp.place', account, request: request(o) });
   } else {
     sim.run({ type: 'perp.cancel_all', account, filter: {} });
@@ -391,7 +408,9 @@ function simulate(seed: number) {
     const n = 1000 + i;
     sim.deposit(n, String(Math.round(1000 + rand() * 39_000)));
     const leverage = leverages[Math.floor(rand() * leverages.length)]!;
-    traders.push({ n, leverage, mode: rand() < 0.3 ? 'isolated' : 'cross' });
+    const drawn = rand() < 0.3 ? 'isolated' : 'cross';
+    // Every fourth trader holds cross and isolated positions side by side.
+    traders.push({ n, leverage, mode: i % 4 === 3 ? 'mixed' : drawn });
   }
   const everyone = [...makers, ...traders.map((t) => t.n)];
 
@@ -412,7 +431,8 @@ function simulate(seed: number) {
     simulatedDays: DAYS,
     stepSeconds: STEP_MS / 1000,
     accounts: {
-      traders: TRADERS, isolated: traders.filter((t) => t.mode === 'isolated').length, makers: MAKERS,
+      traders: TRADERS, isolated: traders.filter((t) => t.mode === 'isolated').length,
+      mixed: traders.filter((t) => t.mode === 'mixed').length, makers: MAKERS,
     },
     commands: sim.commands,
     rejectedCommands: sim.rejected,

@@ -109,7 +109,7 @@ export class LinearEngine implements MatchSink {
   private readonly pendingFees = new PendingSums<number>();
   private readonly pendingPositions = new TouchedSet<Position>();
   /** Fees of fills that opened isolated positions, paid by the cross pool as far as it holds them. */
-  private readonly pendingOpeningFees = new PendingSums<Position>();
+  private readonly pendingOpeningCharges = new PendingSums<Position>();
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: readonly FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
 
@@ -455,7 +455,7 @@ export class LinearEngine implements MatchSink {
     // as the cross cash holds it (postPending), so it starts with its whole initial margin.
     if (mode === 'isolated' && fee !== 0n) {
       if (reducedOnly(sizeBefore, signed)) this.chargeIsolated(order.owner, order.market, fee);
-      else if (fee > 0n) this.pendingOpeningFees.add(this.account(order.owner).position(order.market, mode)!, fee);
+      else if (fee > 0n) this.pendingOpeningCharges.add(this.account(order.owner).position(order.market, mode)!, fee);
     }
     this.deps.volumes.record(order.owner, notional, now);
     return {
@@ -561,7 +561,7 @@ export class LinearEngine implements MatchSink {
       }
       fees.reset();
     }
-    this.settleOpeningFees();
+    this.settleOpeningCharges();
     // coverShortfall may touch further positions: the loop reads the size afresh each time.
     const shortfalls = this.pendingPositions;
     for (let i = 0; i < shortfalls.size; i++) this.coverShortfall(shortfalls.at(i).accountId, shortfalls.at(i));
@@ -569,23 +569,27 @@ export class LinearEngine implements MatchSink {
   }
 
   /**
-   * The opening fees of isolated positions, now posted to the perps bucket, came out of the cross
-   * pool. The margin gate reserved a taker's, but not a post-only order's, and the collateral may
-   * have left since a resting order was placed: what the cross cash (bucket − isolated allocations)
-   * does not hold comes out of the position's own allocation instead, so the cross pool never goes
-   * negative to pay it (and the fund never pays it).
+   * What opening isolated positions took from the cross pool in this command: the initial margin
+   * of the opened lots (now in the allocation) and the opening fees (now posted to the bucket). The
+   * margin gate admitted them against free collateral, which counts cross profit, and the cash may
+   * have left since a resting order was placed (a post-only order reserves no fee): where the cross
+   * cash (bucket − isolated allocations) is now short, cross profit is realised to pay it
+   * (settleProfit), and what that cannot pay comes back out of the new allocation. The cross pool
+   * never goes negative to fund an allocation, and the fund never pays for one.
    */
-  private settleOpeningFees(): void {
-    const fees = this.pendingOpeningFees;
-    for (let i = 0; i < fees.size; i++) {
-      const p = fees.keyAt(i);
-      const crossCash = this.crossCash(p.accountId);
-      if (crossCash >= 0n) continue;
-      const owed = fees.sumAt(i) < -crossCash ? fees.sumAt(i) : -crossCash;
-      p.isolatedMargin -= owed;
+  private settleOpeningCharges(): void {
+    const charges = this.pendingOpeningCharges;
+    for (let i = 0; i < charges.size; i++) {
+      const p = charges.keyAt(i);
+      const account = this.account(p.accountId);
+      let cash = this.crossCash(account);
+      if (cash >= 0n) continue;
+      cash += this.settleProfit(account, this.unitsUp(-cash), this.deps.now());
+      if (cash >= 0n) continue;
+      p.isolatedMargin -= charges.sumAt(i) < -cash ? charges.sumAt(i) : -cash;
       if (p.isolatedMargin < 0n) this.coverIsolated(p);
     }
-    fees.reset();
+    charges.reset();
   }
 
   /** The market's clearing account: the counterparty of every realised PnL and settlement. */
@@ -593,10 +597,14 @@ export class LinearEngine implements MatchSink {
     return (market.clearingLedger ??= systemAccount(`clearing:${market.spec.id}`, this.deps.settlementAsset));
   }
 
-  /** The account's cross cash: its perps bucket less the isolated allocations inside it. */
-  private crossCash(accountId: number): Fixed {
-    const risk = this.risk(accountId);
-    return risk.balance - risk.isolatedAllocated;
+  /**
+   * The account's cross cash: its perps bucket less the isolated allocations inside it. Exact to 18
+   * digits (allocations are); never negative at the end of a command (coverShortfall).
+   */
+  private crossCash(account: LinearAccount): Fixed {
+    let allocated = 0n;
+    for (const p of account.positions.values()) if (p.marginMode === 'isolated') allocated += p.isolatedMargin;
+    return this.deps.ledger.balance(account.perpsLedger) - allocated;
   }
 
   /**
@@ -616,14 +624,21 @@ export class LinearEngine implements MatchSink {
       // A loss beyond the whole allocation is the insurance fund's, never the cross pool's.
       if (p.isolatedMargin < 0n) this.coverIsolated(p);
     }
-    if (openedLots > 0) p.isolatedMargin += isolatedInitial(p.market, openedLots, p.market.units.price(priceTicks));
+    if (openedLots > 0) {
+      const initial = isolatedInitial(p.market, openedLots, p.market.units.price(priceTicks));
+      p.isolatedMargin += initial;
+      this.pendingOpeningCharges.add(p, initial);
+    }
   }
 
   /**
    * A loss larger than the collateral behind it is paid by the insurance fund now, so no user
-   * bucket ends a command negative (liquidation, issue 4, keeps this rare). Cash below zero is not
-   * yet a deficit while the account's cross positions carry unrealised profit: that profit is
-   * realised first (settleProfit), and the fund pays only what it cannot cover.
+   * bucket ends a command negative (liquidation, issue 4, keeps this rare). An isolated position's
+   * collateral is its allocation; a cross position's is the cross cash, the bucket less every
+   * allocation in it, so a cross loss never draws on isolated margin even while the bucket itself
+   * stays positive. Cross cash below zero is not yet a deficit while the account's cross positions
+   * carry unrealised profit: that profit is realised first (settleProfit), and the fund pays only
+   * what it cannot cover, in whole units rounded up (the cross cash ends at or just above zero).
    */
   private coverShortfall(accountId: number, position: Position): void {
     if (accountId === FUND_ACCOUNT) return; // the fund's own balance is what pays shortfalls
@@ -637,9 +652,9 @@ export class LinearEngine implements MatchSink {
       position.isolatedMargin = 0n;
       this.deps.ledger.move('insurance_fund', insurance, user, gap, at, { ref: `shortfall:${position.market.spec.id}` });
     }
-    let balance = this.deps.ledger.balance(user);
-    if (balance < 0n) balance += this.settleProfit(account, -balance, at);
-    if (balance < 0n) this.deps.ledger.move('insurance_fund', insurance, user, -balance, at, { ref: 'shortfall' });
+    let cash = this.crossCash(account);
+    if (cash < 0n) cash += this.settleProfit(account, this.unitsUp(-cash), at);
+    if (cash < 0n) this.deps.ledger.move('insurance_fund', insurance, user, this.unitsUp(-cash), at, { ref: 'shortfall' });
   }
 
   /**
@@ -687,6 +702,11 @@ export class LinearEngine implements MatchSink {
    */
   private unitsDown(amount: Fixed): Fixed {
     return roundTo(amount, this.deps.settlementDecimals, 'floor');
+  }
+
+  /** A cross deficit, exact to 18 digits, as the whole units that make it good (rounded up). */
+  private unitsUp(amount: Fixed): Fixed {
+    return roundTo(amount, this.deps.settlementDecimals, 'ceil');
   }
 
   private positionClosed(account: LinearAccount, position: Position): void {
@@ -891,8 +911,8 @@ export class LinearEngine implements MatchSink {
     if (p.marginMode === 'isolated') {
       p.isolatedMargin -= amount;
     } else {
-      let cash = this.crossCash(p.accountId);
-      if (cash < amount) cash += this.settleProfit(account, amount - (cash > 0n ? cash : 0n), at);
+      let cash = this.crossCash(account);
+      if (cash < amount) cash += this.settleProfit(account, this.unitsUp(amount - (cash > 0n ? cash : 0n)), at);
       if (cash < charged) charged = cash > 0n ? cash : 0n;
     }
     if (charged === 0n) return;

@@ -263,3 +263,62 @@ describe('a cross account solvent through unrealised profit', () => {
   });
 });
 
+
+describe('cross and isolated positions in one account', () => {
+  // The isolated allocations sit inside the perps bucket, ring-fenced: a cross loss is paid by the
+  // cross cash (the bucket less the allocations), then by the cross profit, then by the fund, never
+  // by an isolated position's margin. A bucket that stays positive can still hide a cross deficit.
+  const crossCash = (w: World, n: number) => {
+    const r = w.ex.linear.risk(w.id(n));
+    return r.balance - r.isolatedAllocated;
+  };
+
+  test('the fund pays a cross deficit the isolated allocations would otherwise have hidden', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.index('4000', 'ETH');
+    w.fund(1, '4000');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '0.5', '100000');
+    w.order(1, 'buy', '0.5', null, 'isolated'); // allocation 1 000 (50×), fee 25 from the cross cash
+    w.order(2, 'buy', '10', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '10', null, 'cross', 'ETH-PERP'); // fee 20
+    assert.equal(w.ex.linear.risk(w.id(1)).isolatedAllocated, fx('1000'));
+    assert.equal(crossCash(w, 1), fx('2955'));
+    w.entries.length = 0;
+    w.index('4400', 'ETH'); // the ETH short 4 000 down: cross equity 2 955 − 4 000 = −1 045
+    assert.equal(w.fundHeld('ETH-PERP'), -10_000, 'the fund took the ETH short over at the mark');
+    const shortfall = w.entries.filter((e) => e.type === 'insurance_fund' && e.ref === 'shortfall' && e.account.kind === 'user');
+    // Before the fix the fund paid only the bucket's deficit (45) and the isolated margin paid 1 000.
+    assert.deepEqual(shortfall.map((e) => e.amount), [fx('1045')], 'the fund paid the cross deficit');
+    assert.equal(crossCash(w, 1), 0n, 'the cross cash ends at zero, not below');
+    assert.equal(w.ex.linear.risk(w.id(1)).isolatedAllocated, fx('1000'), 'the isolated margin is untouched');
+    assert.equal(w.perps(1), fx('1000'), 'the bucket holds exactly the allocation');
+  });
+
+  test('an isolated allocation the cross cash cannot fund is paid from cross profit, not left unbacked', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.index('4000', 'ETH');
+    w.fund(1, '1000');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '0.1', '100000');
+    w.order(1, 'buy', '0.1', null); // cross, fee 5
+    w.index('110000'); // BTC profit 1 000
+    // All the cash leaves: what remains free is unrealised profit only.
+    w.run({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: w.perps(1) });
+    assert.equal(w.perps(1), 0n);
+    w.order(2, 'sell', '4', '4000', 'cross', 'ETH-PERP');
+    w.entries.length = 0;
+    w.order(1, 'buy', '4', null, 'isolated', 'ETH-PERP'); // allocation 640 (25×), fee 8; free 780
+    const eth = w.ex.linear.findAccount(w.id(1))!.position(w.ex.linear.markets.get('ETH-PERP')!, 'isolated')!;
+    assert.equal(eth.isolatedMargin, fx('640'), 'the position starts with its whole initial margin');
+    assert.equal(crossCash(w, 1), 0n, 'the allocation is backed by cash');
+    const settled = w.entries.filter((e) => e.type === 'realized_pnl' && e.ref === 'pnl_settlement:BTC-PERP' && e.account.kind === 'user');
+    assert.deepEqual(settled.map((e) => e.amount), [fx('648')], 'the BTC profit paid the allocation and the fee');
+    assert.deepEqual(w.entries.filter((e) => e.type === 'insurance_fund'), [], 'the fund paid nothing');
+    assert.equal(w.size(1), 1_000, 'the BTC position stays open');
+  });
+});
