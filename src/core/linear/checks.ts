@@ -3,8 +3,8 @@
  * first failure wins, nothing changes on a rejection):
  *   request shape → market and its state → tick / step / size range → price ceiling (markets.ts
  *   maxPrice) → mark available (else only reduce-only) → price band → open-order limits →
- *   duplicate client id → reduce-only feasibility → margin gate → post-only → fill-or-kill →
- *   immediate-or-cancel liquidity.
+ *   duplicate client id → reduce-only feasibility → the bankruptcy bound of a reducing order →
+ *   margin gate → post-only → fill-or-kill → immediate-or-cancel liquidity.
  * The same function serves the live order and `POST /perps/orders/preview`, so a preview always
  * agrees with what the live order then does (at the same state and time).
  */
@@ -13,9 +13,10 @@ import { reject, type Rejection } from '../errors.ts';
 import { formatDecimal, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
-import { cachedOrdersMargin, freeCollateral, ordersMargin, riskMark } from './margin.ts';
+import { bankruptcyTicks, cachedOrdersMargin, crossCashOf, equityBehind, freeCollateral, isolatedInitial, ordersMargin, riskMark } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder, OrderRequest, Trigger } from './order.ts';
+import type { Position } from './position.ts';
 
 export interface LinearLimits {
   readonly maxOpenOrdersPerMarket: number;
@@ -129,10 +130,19 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     }
     if (trigger === null) lots = Math.min(lots, Math.abs(size));
   }
-  const limitTicks = r.type === 'market'
+  const immediate = r.type === 'market' || r.timeInForce !== 'gtc';
+  // A user order never trades a position beyond its bankruptcy price: the loss past it would be the
+  // insurance fund's and the counterparty's gain. An immediate order matches no further than it (the
+  // rest is cancelled); a resting order may not be priced beyond it. Conditional orders are bounded
+  // when they fire.
+  const bankruptcy = trigger === null && anchor !== null ? reducingBound(r, position, c, anchor) : NO_BOUND;
+  if (!immediate && beyond(r.side, priceTicks, bankruptcy)) {
+    return reject('INSUFFICIENT_MARGIN', `a ${r.side === BUY ? 'buy' : 'sell'} at ${formatDecimal(r.price!)} would close the position beyond its bankruptcy price ${formatDecimal(units.price(bankruptcy))}`);
+  }
+  let limitTicks = r.type === 'market'
     ? (anchor === null ? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT) : market.bandLimitTicks(r.side, anchor))
     : priceTicks;
-  const immediate = r.type === 'market' || r.timeInForce !== 'gtc';
+  if (beyond(r.side, limitTicks, bankruptcy)) limitTicks = bankruptcy;
   const sweep = trigger === null && immediate ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id) : null;
   // An immediate order never rests, so it can only take; a conditional order is taken to take when
   // it fires (a stop-market always does). Either way its fee reserve is the taker's.
@@ -141,13 +151,25 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   const feeRole: FeeRole = takes ? 'taker' : 'maker';
   const feeBps = c.feeRate(feeRole);
   const estFee = c.fee(notional, feeBps);
-  const marginRequired = r.reduceOnly ? 0n : marginDelta(market, r, c, lots, notional, mark ?? 0n);
+  // An immediate order's unfillable rest is cancelled: it needs margin only for what it can take.
+  const takenLots = sweep !== null && sweep.lots < lots ? sweep.lots : lots;
+  let marginRequired = r.reduceOnly ? 0n : marginDelta(market, r, c, takenLots, notional, mark ?? 0n);
+  if (!r.reduceOnly && mark !== null) {
+    const flip = isolatedFlipShortfall(r, position, takenLots, mark);
+    if (flip > marginRequired) marginRequired = flip;
+  }
   slot.plan = { lots, limitTicks, priceTicks, trigger, notional, marginRequired, feeRole, feeBps, estFee, volume30d: c.volume30d };
   if (marginRequired > 0n) {
     const free = freeCollateral(c.account, c.balance);
     const feeReserve = r.postOnly ? 0n : feeRole === 'taker' ? estFee : c.fee(notional, c.feeRate('taker'));
     if (free - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
       return reject('INSUFFICIENT_MARGIN', `order needs ${formatDecimal(marginRequired)} USDC of margin; free collateral is ${formatDecimal(free)}`);
+    }
+    // An isolated position is funded with cash: unrealised cross profit counts towards free
+    // collateral, but moving it into an allocation would turn it into cash that can leave.
+    const cash = r.marginMode === 'isolated' ? crossCashOf(c.account, c.balance) : free;
+    if (cash < free && cash - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
+      return reject('INSUFFICIENT_MARGIN', `an isolated order is funded from cash: it needs ${formatDecimal(marginRequired)} USDC; the cross cash is ${formatDecimal(cash)}`);
     }
   }
   if (trigger !== null) return null;
@@ -229,6 +251,35 @@ function marginDelta(market: LinearMarket, r: OrderRequest, c: CheckContext, lot
   // Only a probe at the mark the cache uses may stand in for it.
   if (mark === riskMark(market)) totals.rememberProbe(probe, after);
   return after - before;
+}
+
+/** No bankruptcy bound (the order does not reduce a position). */
+const NO_BOUND = -1;
+
+/** The bankruptcy price (ticks) of the position the order would reduce, or NO_BOUND. */
+function reducingBound(r: OrderRequest, position: Position | undefined, c: CheckContext, mark: Fixed): number {
+  if (position === undefined || position.size === 0 || (position.size > 0) === (r.side === BUY)) return NO_BOUND;
+  return bankruptcyTicks(position, equityBehind(position, c.account, c.balance, mark), mark);
+}
+
+/** Whether `ticks` is past the bound on the losing side: a sell below it, a buy above it. */
+function beyond(side: 0 | 1, ticks: number, bound: number): boolean {
+  if (bound === NO_BOUND) return false;
+  return side === BUY ? ticks > bound : ticks < bound;
+}
+
+/**
+ * An isolated flip releases the old position's equity (allocation plus PnL, never below zero) to the
+ * cross pool and charges the new side a whole initial margin: what the cross pool must add is the
+ * difference. marginDelta nets the new side against the old position's initial margin, as the cross
+ * pool does, which under-reserves when the isolated position has lost money.
+ */
+function isolatedFlipShortfall(r: OrderRequest, position: Position | undefined, lots: number, mark: Fixed): Fixed {
+  if (r.marginMode !== 'isolated' || position === undefined || position.size === 0) return 0n;
+  if ((position.size > 0) === (r.side === BUY) || lots <= Math.abs(position.size)) return 0n;
+  const equity = position.isolatedMargin + position.unrealized(mark);
+  const released = equity > 0n ? equity : 0n;
+  return isolatedInitial(position.market, lots - Math.abs(position.size), mark) - released;
 }
 
 /** Reused scratch sums: one order added to a (market, mode)'s resting totals. */

@@ -612,10 +612,10 @@ describe('isolated margin', () => {
     const risk = v.ex.linear.risk(v.id(A));
     assert.equal(risk.isolatedAllocated, allocated);
     assert.equal(freeBefore - risk.free, allocated + fx('100'), 'the cross pool gave the initial margin and the fee');
-    // half closed at +1000: the closed half's margin and its PnL return to the cross pool; the
-    // remaining half keeps half of the allocation, less the closing taker fee (50.5) it pays
+    // half closed at +1000: the closing taker fee (50.5) comes out of the allocation first, then
+    // the closed half's share of what is left and its PnL return to the cross pool
     v.trade(A, B, 'sell', '1', '101000', 'isolated');
-    const kept = formatDecimal(allocated / 2n - fx('50.5'));
+    const kept = formatDecimal((allocated - fx('50.5')) / 2n);
     assert.equal(v.position(A, 'isolated')?.isolatedMargin, kept);
     v.trade(A, B, 'sell', '1', '101000', 'isolated');
     assert.equal(v.position(A, 'isolated'), null);
@@ -652,7 +652,7 @@ describe('isolated margin', () => {
     assert.equal(v.ex.linear.risk(v.id(A)).isolatedAllocated, 0n);
   });
 
-  test('closing an isolated position at a loss beyond its margin (no mark) draws only the margin', () => {
+  test('a user close of an isolated position (no mark) trades no further than its bankruptcy price', () => {
     const v = new Venue(10_000);
     v.seedInsurance('50000');
     v.fund(A, '10000');
@@ -662,10 +662,18 @@ describe('isolated margin', () => {
     const before = fx(v.balance(A));
     v.order(B, { side: 'buy', qty: '1', price: '95000' });
     v.t += 20_000; // the index is stale: no mark, no liquidation; reduce-only orders still trade
+    // The bid is past the bankruptcy price (100 000 − 2 000 of margin): a fill there would lose
+    // 3 000 more than the position holds, the fund's money and B's gain. The close finds nothing.
+    const refused = v.run({ type: 'perp.place', account: A, request: request({ side: 'sell', qty: '1', reduceOnly: true, mode: 'isolated' }) });
+    assert.equal(refused.ok ? 'accepted' : refused.code, 'NO_LIQUIDITY');
+    const resting = v.run({ type: 'perp.place', account: A, request: request({ side: 'sell', qty: '1', price: '97000', reduceOnly: true, mode: 'isolated' }) });
+    assert.equal(resting.ok ? 'accepted' : resting.code, 'INSUFFICIENT_MARGIN', 'a resting close may not be priced past it');
+    v.order(B, { side: 'buy', qty: '1', price: '98000', reduceOnly: true }); // B closes its short there
     v.order(A, { side: 'sell', qty: '1', reduceOnly: true, mode: 'isolated' });
-    const closingFee = fx(bps('95000', TIER0.takerBps));
-    assert.equal(fx(v.balance(A)), before - margin - closingFee, 'A loses its margin and the fee, not 5000');
-    assert.equal(fx(v.system('insurance')), fx('50000') - (fx('5000') - margin), 'the fund paid the rest');
+    assert.equal(v.position(A, 'isolated'), null, 'closed at the bankruptcy price');
+    const closingFee = fx(bps('98000', TIER0.takerBps));
+    assert.equal(fx(v.balance(A)), before - margin, 'A loses exactly its margin');
+    assert.equal(fx(v.system('insurance')), fx('50000') - closingFee, 'the fund paid only the fee the margin no longer held');
   });
 });
 
@@ -686,7 +694,7 @@ describe('insurance fund', () => {
     assert.equal(fx(v.system('insurance')), fx('50000') - deficit, 'the fund paid exactly the deficit');
   });
 
-  test('a fill that realises a loss beyond the balance (no mark) is covered by the fund', () => {
+  test('a user close (no mark) trades no further than the account\'s bankruptcy price', () => {
     const v = new Venue(10_000);
     v.seedInsurance('50000');
     v.fund(A, '2100');
@@ -695,19 +703,19 @@ describe('insurance fund', () => {
     v.order(B, { side: 'buy', qty: '1', price: '94000' });
     v.order(B, { side: 'buy', qty: '1', price: '95000' });
     v.t += 20_000; // stale index: no mark, so no liquidation
-    // A reduce-only limit beyond the band around the last mark (100000 - 5 %) is refused; the market
-    // close sweeps to the band edge and no further.
+    // A reduce-only limit beyond the band around the last mark (100000 - 5 %) is refused; a market
+    // close would sweep to the band edge, but no further than the bankruptcy price (100 000 − the
+    // 2 050 of equity = 97 950): the bids past it are the fund's money and B's gain.
     const beyond = v.run({ type: 'perp.close', account: A, close: { ...MARKET_CLOSE, type: 'limit', price: fx('94000') } });
     assert.equal(beyond.ok ? 'accepted' : beyond.code, 'PRICE_OUT_OF_BAND');
+    const bounded = v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE });
+    assert.equal(bounded.ok ? 'accepted' : bounded.code, 'NO_LIQUIDITY');
+    v.order(B, { side: 'buy', qty: '1', price: '97950', reduceOnly: true }); // B closes its short there
     const out = v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE });
-    assert.equal(fillEvents(out)[0]?.taker.realizedPnl, fx('-5000'));
+    assert.equal(fillEvents(out)[0]?.taker.realizedPnl, fx('-2050'));
     assert.equal(v.balance(A), '0');
-    const shortfall = fx('5000') + fx(bps('95000', TIER0.takerBps)) - fx('2050');
-    assert.equal(fx(v.system('insurance')), fx('50000') - shortfall);
-    const entries = out.ok
-      ? out.events.filter((e) => e.type === 'ledger' && e.entry.type === 'insurance_fund')
-      : [];
-    assert.equal(entries.length, 2, 'one balanced insurance transfer');
+    const shortfall = fx(bps('97950', TIER0.takerBps));
+    assert.equal(fx(v.system('insurance')), fx('50000') - shortfall, 'the fund paid only the closing fee');
   });
 });
 

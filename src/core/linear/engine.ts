@@ -18,7 +18,7 @@ import { CommandChanges } from '../command-changes.ts';
 import type { ExchangeEvent } from '../events.ts';
 import { systemAccount, userAccount, type Ledger } from '../ledger/ledger.ts';
 import type { MarketSpec } from '../markets.ts';
-import { roundTo, type Fixed } from '../money.ts';
+import { divRound, roundTo, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
@@ -27,7 +27,7 @@ import { PendingSums, TouchedSet } from '../touched.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
-import { accountRisk, isolatedInitial, marginAudit, riskMark } from './margin.ts';
+import { accountRisk, crossCashOf, isolatedInitial, marginAudit, riskMark } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
@@ -444,19 +444,22 @@ export class LinearEngine implements MatchSink {
     const now = this.deps.now();
     const mode = order.request.marginMode;
     const signed = order.side === BUY ? lots : -lots;
-    const sizeBefore = mode === 'isolated' ? (this.account(order.owner).position(order.market, mode)?.size ?? 0) : 0;
-    const realized = this.movePosition(order.owner, order.market, mode, signed, priceTicks);
     const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
     const fee = this.deps.fees.fee(notional, bps);
     if (fee !== 0n) this.pendingFees.add(order.owner, fee);
-    // An isolated position pays the fees of fills that reduce it out of its own margin, never out
-    // of the cross pool (which has no position to liquidate if it went negative); a margin the fee
-    // exhausts is the fund's. A fill that opens, adds to or flips it pays from the cross pool as far
-    // as the cross cash holds it (postPending), so it starts with its whole initial margin.
+    // An isolated position pays the fees of fills that reduce it out of its own margin, before the
+    // fill releases any of it (a full close releases it all), never out of the cross pool (which
+    // has no position to liquidate if it went negative); a margin the fee exhausts is the fund's. A
+    // fill that opens, adds to or flips it pays from the cross pool as far as the cross cash holds
+    // it (postPending), so it starts with its whole initial margin.
+    let openingFee = 0n;
     if (mode === 'isolated' && fee !== 0n) {
-      if (reducedOnly(sizeBefore, signed)) this.chargeIsolated(order.owner, order.market, fee);
-      else if (fee > 0n) this.pendingOpeningCharges.add(this.account(order.owner).position(order.market, mode)!, fee);
+      const isolated = this.account(order.owner).position(order.market, mode);
+      if (isolated !== undefined && reducedOnly(isolated.size, signed)) this.chargeIsolated(isolated, fee);
+      else if (fee > 0n) openingFee = fee;
     }
+    const realized = this.movePosition(order.owner, order.market, mode, signed, priceTicks);
+    if (openingFee > 0n) this.pendingOpeningCharges.add(this.account(order.owner).position(order.market, mode)!, openingFee);
     this.deps.volumes.record(order.owner, notional, now);
     return {
       accountId: order.owner,
@@ -470,9 +473,7 @@ export class LinearEngine implements MatchSink {
     };
   }
 
-  private chargeIsolated(accountId: number, market: LinearMarket, amount: Fixed): void {
-    const p = this.account(accountId).position(market, 'isolated');
-    if (p === undefined || p.size === 0) return; // a full close released its margin to the cross pool, which pays
+  private chargeIsolated(p: Position, amount: Fixed): void {
     p.isolatedMargin -= amount;
     if (p.isolatedMargin < 0n) this.coverIsolated(p);
   }
@@ -602,14 +603,14 @@ export class LinearEngine implements MatchSink {
    * digits (allocations are); never negative at the end of a command (coverShortfall).
    */
   private crossCash(account: LinearAccount): Fixed {
-    let allocated = 0n;
-    for (const p of account.positions.values()) if (p.marginMode === 'isolated') allocated += p.isolatedMargin;
-    return this.deps.ledger.balance(account.perpsLedger) - allocated;
+    return crossCashOf(account, this.deps.ledger.balance(account.perpsLedger));
   }
 
   /**
    * Isolated margin follows the position: realised PnL lands in it, the closed fraction is
-   * released, and opened lots bring their initial margin (at the fill price) from the cross pool.
+   * released, and opened lots bring their initial margin (at the fill price) from the cross pool,
+   * plus their open loss at the mark when they fill worse than it (a buy above, a sell below: the
+   * margin gate reserved both), so a position opens with its initial margin of equity.
    */
   private adjustIsolated(p: Position, before: number, closedLots: number, realized: Fixed, openedLots: number, priceTicks: number): void {
     if (closedLots > 0) {
@@ -625,7 +626,8 @@ export class LinearEngine implements MatchSink {
       if (p.isolatedMargin < 0n) this.coverIsolated(p);
     }
     if (openedLots > 0) {
-      const initial = isolatedInitial(p.market, openedLots, p.market.units.price(priceTicks));
+      const price = p.market.units.price(priceTicks);
+      const initial = isolatedInitial(p.market, openedLots, price) + openLossAtMark(p, openedLots, price);
       p.isolatedMargin += initial;
       this.pendingOpeningCharges.add(p, initial);
     }
@@ -647,29 +649,28 @@ export class LinearEngine implements MatchSink {
     const insurance = systemAccount('insurance', asset);
     const account = this.account(accountId);
     const user = account.perpsLedger;
-    if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) {
-      const gap = this.unitsDown(-position.isolatedMargin);
-      position.isolatedMargin = 0n;
-      this.deps.ledger.move('insurance_fund', insurance, user, gap, at, { ref: `shortfall:${position.market.spec.id}` });
-    }
+    if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) this.coverIsolated(position);
     let cash = this.crossCash(account);
     if (cash < 0n) cash += this.settleProfit(account, this.unitsUp(-cash), at);
     if (cash < 0n) this.deps.ledger.move('insurance_fund', insurance, user, this.unitsUp(-cash), at, { ref: 'shortfall' });
   }
 
   /**
-   * Realises up to `gap` of the unrealised profit of the account's cross positions at their risk
-   * marks, into its perps cash against each market's clearing account (the counterparties' open
-   * losses, which they pay when they close), and returns what it realised. The position keeps its
-   * size; its cost basis takes the realised amount, so its entry price moves by it and its equity
-   * does not change. Whole units of the settlement asset, rounded down (money paid out rounds down).
+   * Realises up to `gap` of the unrealised profit of the account's cross positions at their marks,
+   * into its perps cash against each market's clearing account (the counterparties' open losses,
+   * which they pay when they close), and returns what it realised. The position keeps its size; its
+   * cost basis takes the realised amount, so its entry price moves by it and its equity does not
+   * change. Whole units of the settlement asset, rounded down (money paid out rounds down). Only at
+   * a fresh mark of an open market: profit at a stale mark (the index down, an expired future not
+   * yet settled) may no longer exist, and once realised it is cash that can leave.
    */
   private settleProfit(account: LinearAccount, gap: Fixed, at: number): Fixed {
     let settled = 0n;
     for (const p of account.positions.values()) {
       if (settled === gap) break;
-      const mark = riskMark(p.market);
-      if (p.marginMode !== 'cross' || p.size === 0 || mark === null) continue;
+      if (p.marginMode !== 'cross' || p.size === 0 || p.market.status !== 'open') continue;
+      const mark = this.markAt(p.market, at);
+      if (mark === null) continue;
       const profit = this.unitsDown(p.unrealized(mark));
       const take = profit < gap - settled ? profit : gap - settled;
       if (take <= 0n) continue;
@@ -684,11 +685,15 @@ export class LinearEngine implements MatchSink {
     return settled;
   }
 
-  /** The insurance fund pays an isolated position's negative margin into its owner's bucket. */
+  /**
+   * The insurance fund pays an isolated position's negative margin into its owner's bucket, in whole
+   * units rounded up; the sub-unit rest stays in the allocation, so no part of the isolated deficit
+   * falls on the cross cash.
+   */
   private coverIsolated(position: Position): void {
     const asset = this.deps.settlementAsset;
-    const gap = this.unitsDown(-position.isolatedMargin);
-    position.isolatedMargin = 0n;
+    const gap = this.unitsUp(-position.isolatedMargin);
+    position.isolatedMargin += gap;
     const insurance = systemAccount('insurance', asset);
     const user = this.account(position.accountId).perpsLedger;
     const ref = `shortfall:${position.market.spec.id}`;
@@ -998,7 +1003,7 @@ export class LinearEngine implements MatchSink {
         const r = this.risk(accountId);
         const cash = r.balance - r.isolatedAllocated;
         const free = r.free < cash ? r.free : cash;
-        return free > 0n ? free : 0n;
+        return free > 0n ? this.unitsDown(free) : 0n; // what may leave is whole units of the asset
       },
     };
   }
@@ -1013,6 +1018,14 @@ export class LinearEngine implements MatchSink {
   riskMarkOf(market: LinearMarket): Fixed | null {
     return riskMark(market);
   }
+}
+
+/** What `lots` just opened at `price` lose at the market's risk mark (0 when they fill at or better than it). */
+function openLossAtMark(p: Position, lots: number, price: Fixed): Fixed {
+  const mark = riskMark(p.market);
+  if (mark === null) return 0n;
+  const worse = p.size > 0 ? price - mark : mark - price;
+  return worse > 0n ? divRound(worse * p.market.units.size(lots), 10n ** 18n, 'ceil') : 0n;
 }
 
 /** Whether a signed trade of `lots` against a position of `size` only reduces it (no open, no flip). */

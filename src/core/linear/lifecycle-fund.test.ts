@@ -72,15 +72,41 @@ class World {
     this.run({ type: 'clock.tick' });
   }
 
-  order(n: number, side: 'buy' | 'sell', qty: string, price: string | null, mode: MarginMode = 'cross', marketId = 'BTC-PERP') {
-    const request: OrderRequest = {
+  request(side: 'buy' | 'sell', qty: string, price: string | null, mode: MarginMode = 'cross', marketId = 'BTC-PERP', extra: Partial<OrderRequest> = {}): OrderRequest {
+    return {
       marketId, side: side === 'buy' ? 0 : 1, type: price === null ? 'market' : 'limit',
       quantity: fx(qty), price: price === null ? null : fx(price),
       timeInForce: price === null ? 'ioc' : 'gtc',
       postOnly: false, reduceOnly: false, marginMode: mode, clientOrderId: null, stopPrice: null,
-      takeProfitPrice: null, stopLossPrice: null, selfTradePrevention: 'cancel_maker', quoteId: null,
+      takeProfitPrice: null, stopLossPrice: null, selfTradePrevention: 'cancel_maker', quoteId: null, ...extra,
     };
-    this.run({ type: 'perp.place', account: addr(n), request });
+  }
+
+  order(n: number, side: 'buy' | 'sell', qty: string, price: string | null, mode: MarginMode = 'cross', marketId = 'BTC-PERP', extra: Partial<OrderRequest> = {}) {
+    this.run({ type: 'perp.place', account: addr(n), request: this.request(side, qty, price, mode, marketId, extra) });
+  }
+
+  /** The refusal code of an order (null when it was accepted); a refused order changes nothing. */
+  refusal(n: number, request: OrderRequest): string | null {
+    this.now += 1000;
+    const out = this.ex.execute({ type: 'perp.place', account: addr(n), request }, this.now);
+    if (out.ok) for (const e of out.events) if (e.type === 'ledger') this.entries.push(e.entry);
+    return out.ok ? null : out.code;
+  }
+
+  position(n: number, mode: MarginMode, marketId = 'BTC-PERP') {
+    return this.ex.linear.findAccount(this.id(n))?.position(this.ex.linear.markets.get(marketId)!, mode);
+  }
+
+  /** The perps bucket less the isolated allocations in it. */
+  crossCash(n: number): Fixed {
+    const r = this.ex.linear.risk(this.id(n));
+    return r.balance - r.isolatedAllocated;
+  }
+
+  /** What the fund paid into user accounts since `entries` was last cleared. */
+  fundPaid(): Fixed {
+    return this.entries.filter((e) => e.type === 'insurance_fund' && e.account.kind === 'user').reduce((sum, e) => sum + e.amount, 0n);
   }
 
   id(n: number): number {
@@ -189,14 +215,17 @@ describe('shortfall payments', () => {
     w.fund(2, '1000000');
     w.order(2, 'sell', '0.0002', '99999.9');
     w.order(1, 'buy', '0.0002', null, 'isolated'); // isolated margin 0.3999996 (2 % of 19.99998)
-    w.order(2, 'buy', '0.0001', '99999.9');
-    w.order(2, 'buy', '0.0001', '97000');
-    w.order(1, 'sell', '0.0002', null, 'isolated'); // the second lot loses 0.29999 > its margin left
-    const covers = w.entries.filter((e) => e.type === 'insurance_fund');
-    assert.ok(covers.length > 0, 'the fund paid a shortfall');
-    for (const e of covers) assert.equal(e.amount % 10n ** 12n, 0n, `${e.amount} is not whole micro-USDC`);
-    for (const e of w.entries) assert.equal(e.amount % 10n ** 12n, 0n, `${e.type} ${e.amount}`);
-    assert.ok(w.perps(1) >= 0n);
+    const cross = w.perps(1) - fx('0.3999996');
+    // A gap with no bids: the fund takes the position at the mark, and the loss exceeds the margin.
+    w.index('97000');
+    assert.equal(w.fundHeld(), 2, 'the fund took the position over');
+    const covers = w.entries.filter((e) => e.type === 'insurance_fund' && e.account.kind === 'user');
+    assert.deepEqual(covers.map((e) => e.ref), ['shortfall:BTC-PERP']);
+    assert.ok(covers[0]!.amount > 0n);
+    for (const e of w.entries) assert.equal(e.amount % 10n ** 12n, 0n, `${e.type} ${e.amount} is not whole micro-USDC`);
+    // The fund pays the deficit rounded up: the cross cash pays no part of it, and gains less than a unit.
+    const rest = w.perps(1) - cross;
+    assert.ok(rest >= 0n && rest < 10n ** 12n, `the cross cash moved by ${rest}`);
   });
 });
 
@@ -268,10 +297,7 @@ describe('cross and isolated positions in one account', () => {
   // The isolated allocations sit inside the perps bucket, ring-fenced: a cross loss is paid by the
   // cross cash (the bucket less the allocations), then by the cross profit, then by the fund, never
   // by an isolated position's margin. A bucket that stays positive can still hide a cross deficit.
-  const crossCash = (w: World, n: number) => {
-    const r = w.ex.linear.risk(w.id(n));
-    return r.balance - r.isolatedAllocated;
-  };
+  const crossCash = (w: World, n: number) => w.crossCash(n);
 
   test('the fund pays a cross deficit the isolated allocations would otherwise have hidden', () => {
     const w = new World();
@@ -297,7 +323,7 @@ describe('cross and isolated positions in one account', () => {
     assert.equal(w.perps(1), fx('1000'), 'the bucket holds exactly the allocation');
   });
 
-  test('an isolated allocation the cross cash cannot fund is paid from cross profit, not left unbacked', () => {
+  test('an isolated order is funded from cash, never from unrealised profit alone', () => {
     const w = new World();
     w.seedFund('10000');
     w.index('100000');
@@ -307,18 +333,164 @@ describe('cross and isolated positions in one account', () => {
     w.order(2, 'sell', '0.1', '100000');
     w.order(1, 'buy', '0.1', null); // cross, fee 5
     w.index('110000'); // BTC profit 1 000
-    // All the cash leaves: what remains free is unrealised profit only.
+    w.run({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: w.perps(1) });
+    w.order(2, 'sell', '4', '4000', 'cross', 'ETH-PERP');
+    // Free collateral (780) would cover 640 of margin, but moving profit into an allocation would make
+    // it cash that can leave (close the isolated position, withdraw): refused.
+    assert.equal(w.refusal(1, w.request('buy', '4', null, 'isolated', 'ETH-PERP')), 'INSUFFICIENT_MARGIN');
+    assert.equal(w.refusal(1, w.request('buy', '4', null, 'cross', 'ETH-PERP')), null, 'the same order in cross mode stands');
+  });
+
+  test('a resting isolated order whose cash left is funded from cross profit when it fills, not left unbacked', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.index('4000', 'ETH');
+    w.fund(1, '1000');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '0.1', '100000');
+    w.order(1, 'buy', '0.1', null); // cross, fee 5
+    w.index('110000'); // BTC profit 1 000
+    w.order(1, 'buy', '4', '3999', 'isolated', 'ETH-PERP', { postOnly: true }); // gated on the cash (995)
+    // The profit keeps free collateral above the order's reserve, so all the cash may leave.
     w.run({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: w.perps(1) });
     assert.equal(w.perps(1), 0n);
-    w.order(2, 'sell', '4', '4000', 'cross', 'ETH-PERP');
     w.entries.length = 0;
-    w.order(1, 'buy', '4', null, 'isolated', 'ETH-PERP'); // allocation 640 (25×), fee 8; free 780
-    const eth = w.ex.linear.findAccount(w.id(1))!.position(w.ex.linear.markets.get('ETH-PERP')!, 'isolated')!;
-    assert.equal(eth.isolatedMargin, fx('640'), 'the position starts with its whole initial margin');
-    assert.equal(crossCash(w, 1), 0n, 'the allocation is backed by cash');
+    w.order(2, 'sell', '4', '3999', 'cross', 'ETH-PERP'); // fills the resting order: allocation 639.84, maker fee 1.6
+    const eth = w.position(1, 'isolated', 'ETH-PERP')!;
+    assert.equal(eth.isolatedMargin, fx('639.84'), 'the position starts with its whole initial margin');
     const settled = w.entries.filter((e) => e.type === 'realized_pnl' && e.ref === 'pnl_settlement:BTC-PERP' && e.account.kind === 'user');
-    assert.deepEqual(settled.map((e) => e.amount), [fx('648')], 'the BTC profit paid the allocation and the fee');
-    assert.deepEqual(w.entries.filter((e) => e.type === 'insurance_fund'), [], 'the fund paid nothing');
+    assert.deepEqual(settled.map((e) => e.amount), [fx('641.4396')], 'the BTC profit paid the allocation and the fee');
+    assert.equal(w.crossCash(1), 0n, 'the allocation is backed by cash');
+    assert.equal(w.fundPaid(), 0n, 'the fund paid nothing');
     assert.equal(w.size(1), 1_000, 'the BTC position stays open');
+  });
+
+  test('profit at a stale mark is not realised: the fund pays, and the profit stays unrealised', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.index('4000', 'ETH');
+    w.fund(1, '2000');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '0.1', '100000');
+    w.order(1, 'buy', '0.1', null); // BTC cross, fee 5
+    w.order(2, 'buy', '2', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '2', null, 'cross', 'ETH-PERP'); // ETH cross short, fee 4
+    w.index('110000'); // BTC profit 1 000
+    w.now += 4 * HOUR; // the BTC index goes stale (3 h); ETH keeps publishing
+    w.index('4995', 'ETH');
+    assert.equal(w.ex.linear.markAt(w.ex.linear.markets.get('BTC-PERP')!, w.now), null, 'no BTC mark');
+    w.order(2, 'sell', '2', '4995', 'cross', 'ETH-PERP', { reduceOnly: true });
+    w.entries.length = 0;
+    w.order(1, 'buy', '2', null, 'cross', 'ETH-PERP', { reduceOnly: true }); // realises −1 990 and a 4.995 fee: cash 1 991 → −3.995
+    assert.deepEqual(w.entries.filter((e) => e.ref === 'pnl_settlement:BTC-PERP'), [], 'nothing realised at the stale mark');
+    assert.equal(w.fundPaid(), fx('3.995'), 'the fund pays the cash deficit');
+    assert.equal(w.crossCash(1), 0n);
+  });
+});
+
+describe('a user order never trades a loss onto the fund', () => {
+  // A loss past the collateral behind a position is the insurance fund's; a user could choose one
+  // (sell far below the mark to an accomplice's bid) and the accomplice would keep it. So a user
+  // order never trades a position beyond its bankruptcy price, and an isolated position opens with
+  // all the margin the gate reserved for it.
+  /** Account 1: an isolated long of 1 BTC at 100 000 (allocation 2 000, bankruptcy 98 000) and `cross` of cross cash. */
+  function isolatedLong(cross: string): World {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.fund(1, String(Number(cross) + 2050));
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null, 'isolated'); // fee 50 from the cross cash
+    assert.equal(w.position(1, 'isolated')!.isolatedMargin, fx('2000'));
+    return w;
+  }
+
+  for (const reduceOnly of [true, false]) {
+    test(`an isolated close below its bankruptcy price finds no liquidity (reduceOnly ${reduceOnly}); a resting one is refused`, () => {
+      const w = isolatedLong('100000');
+      w.order(2, 'buy', '1', '95000'); // the accomplice's bid
+      w.entries.length = 0;
+      const ioc = w.request('sell', '1', '95000', 'isolated', 'BTC-PERP', { timeInForce: 'ioc', reduceOnly });
+      assert.equal(w.ex.previewPerpOrder(addr(1), ioc, w.now + 1000).rejection?.code, 'NO_LIQUIDITY', 'the preview agrees');
+      assert.equal(w.refusal(1, ioc), 'NO_LIQUIDITY', 'before: filled at 95 000 and the fund paid 3 000');
+      assert.equal(w.refusal(1, w.request('sell', '1', null, 'isolated', 'BTC-PERP', { reduceOnly })), 'NO_LIQUIDITY');
+      assert.equal(w.refusal(1, w.request('sell', '1', '97000', 'isolated', 'BTC-PERP', { reduceOnly })), 'INSUFFICIENT_MARGIN');
+      w.order(2, 'buy', '1', '98100');
+      w.order(1, 'sell', '1', null, 'isolated', 'BTC-PERP', { reduceOnly }); // takes the bid inside the bound
+      assert.equal(w.position(1, 'isolated'), undefined, 'closed at 98 100');
+      assert.equal(w.fundPaid(), 0n);
+    });
+  }
+
+  test('a cross close below the account\'s bankruptcy price finds no liquidity', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.fund(1, '2100');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null); // cross, fee 50: equity 2 050, bankruptcy 97 950
+    w.order(2, 'buy', '1', '95000');
+    w.entries.length = 0;
+    const close = w.request('sell', '1', '95000', 'cross', 'BTC-PERP', { timeInForce: 'ioc', reduceOnly: true });
+    assert.equal(w.refusal(1, close), 'NO_LIQUIDITY', 'before: filled at 95 000 and the fund paid 2 997.5');
+    assert.equal(w.fundPaid(), 0n);
+    assert.equal(w.size(1), 10_000);
+  });
+
+  test('an isolated buy above the mark opens with its open loss in the allocation, as the gate reserved it', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.fund(1, '10000');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '1', '104900'); // the only ask, 4.9 % above the mark
+    const preview = w.ex.previewPerpOrder(addr(1), w.request('buy', '1', null, 'isolated'), w.now + 1000);
+    assert.equal(preview.plan?.marginRequired, fx('6998'), 'initial margin 2 098 at the price, plus the open loss 4 900');
+    w.order(1, 'buy', '1', null, 'isolated');
+    assert.equal(w.position(1, 'isolated')!.isolatedMargin, fx('6998'), 'before: 2 098, and the position opened insolvent');
+    w.entries.length = 0;
+    w.index('100000');
+    w.tick();
+    assert.equal(w.fundPaid(), 0n, 'before: the fund paid 2 802 when it was liquidated');
+    assert.equal(w.cash(), fx('10000'));
+  });
+
+  test('an isolated flip reserves the new side\'s whole margin less what the old side releases', () => {
+    const w = isolatedLong('0');
+    assert.equal(w.crossCash(1), 0n);
+    w.index('99000'); // equity 1 000 ≥ maintenance 990
+    w.order(2, 'buy', '2', '99000');
+    const flip = w.request('sell', '2', '99000', 'isolated', 'BTC-PERP', { timeInForce: 'ioc' });
+    const preview = w.ex.previewPerpOrder(addr(1), flip, w.now + 1000);
+    // The close releases the equity (1 000); the new short needs 1 980 of initial margin at the mark.
+    assert.equal(preview.plan?.marginRequired, fx('980'), 'before: 0, and the short opened below maintenance');
+    assert.equal(preview.rejection?.code, 'INSUFFICIENT_MARGIN');
+    assert.equal(w.refusal(1, flip), 'INSUFFICIENT_MARGIN');
+  });
+
+  test('the fee of a fill that closes an isolated position in full comes out of its allocation', () => {
+    const w = isolatedLong('1000');
+    assert.equal(w.crossCash(1), fx('1000'));
+    w.order(2, 'buy', '1', '98000'); // the only bid: the bankruptcy price
+    w.entries.length = 0;
+    w.index('98900'); // equity 900 < maintenance 989: liquidated in one chunk at 98 000
+    assert.equal(w.position(1, 'isolated'), undefined);
+    assert.equal(w.crossCash(1), fx('1000'), 'before: the cross cash paid the 49 fee (951)');
+    assert.equal(w.fundPaid(), fx('49'), 'the fund paid the fee the exhausted margin could not');
+  });
+
+  test('what may leave the perps bucket is whole units of the asset', () => {
+    const w = new World();
+    w.index('100000');
+    w.fund(1, '10');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '0.0002', '99999.9');
+    w.order(1, 'buy', '0.0002', null, 'isolated'); // isolated margin 0.3999996
+    const transferable = w.ex.linear.holds().transferable(w.id(1), 'USDC');
+    assert.equal(transferable, fx('9.59'), 'before: 9.5900004, which a transfer request cannot even express');
   });
 });

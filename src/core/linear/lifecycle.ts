@@ -34,7 +34,7 @@ import type { MarginMode } from '../records.ts';
 import type { LinearAccount } from './account.ts';
 import type { LinearEngine } from './engine.ts';
 import { FundingState, intervalRate, nextFundingTime, samplePremium, type FundingSettings } from './funding.ts';
-import { accountRisk, isolatedHealth } from './margin.ts';
+import { accountRisk, bankruptcyTicks, isolatedHealth } from './margin.ts';
 import { MARK_SETTINGS, type LinearMarket } from './market.ts';
 
 /** The funding state of an interval not sampled yet (never written: intervalRate only reads). */
@@ -210,7 +210,7 @@ export class LinearLifecycle {
     let unfilled = false;
     if (lots > 0) {
       const side = p.size > 0 ? SELL : BUY;
-      const limit = this.bankruptcyTicks(p, h.equity, mark);
+      const limit = bankruptcyTicks(p, h.equity, mark);
       const order = this.engine.liquidationOrder(p.accountId, market, p.marginMode, side, lots, limit);
       p.lastLiquidationAt = now;
       const after = health();
@@ -232,15 +232,6 @@ export class LinearLifecycle {
     if (severe || p.notional(mark) <= l.partialAboveNotional) return size;
     if (now - p.lastLiquidationAt < l.cooldownMs) return 0;
     return Math.min(size, Math.max(1, Math.ceil((size * l.partialBps) / 10_000)));
-  }
-
-  /** The price (ticks) at which `equity` would be gone: mark − equity / size, no worse than one tick. */
-  private bankruptcyTicks(p: Position, equity: Fixed, mark: Fixed): number {
-    const size = p.market.units.size(p.size);
-    const price = mark - divRound(equity * SCALE, size, 'trunc');
-    const tick = p.market.units.tick;
-    const ticks = p.size > 0 ? divRound(price, tick, 'ceil') : divRound(price, tick, 'floor');
-    return p.market.units.edgeTicks(ticks < 1n ? 1n : ticks);
   }
 
   /**

@@ -16,7 +16,7 @@
  * always allowed; otherwise free after the order, minus its worst-case taker fee, must stay ≥ 0.
  */
 import { BUY } from '../book/order-book.ts';
-import type { Fixed } from '../money.ts';
+import { divRound, type Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
 import type { LinearAccount, OrderTotals } from './account.ts';
 import type { LinearMarket } from './market.ts';
@@ -153,6 +153,16 @@ export function freeCollateral(account: LinearAccount, balance: Fixed): Fixed {
   return balance - s.isolatedAllocated + s.crossUnrealized - s.positionIM - s.orderIM;
 }
 
+/**
+ * The account's cross cash: its perps balance less the isolated allocations inside it. What an
+ * isolated position is funded from (unrealised cross profit is not cash until it is realised).
+ */
+export function crossCashOf(account: LinearAccount, balance: Fixed): Fixed {
+  let allocated = 0n;
+  for (const p of account.positions.values()) if (p.marginMode === 'isolated') allocated += p.isolatedMargin;
+  return balance - allocated;
+}
+
 /** Maintenance check of one isolated position: equity (allocation + uPnL) against its MM. */
 export function isolatedHealth(p: Position): { equity: Fixed; maintenance: Fixed } | null {
   const mark = riskMark(p.market);
@@ -163,6 +173,30 @@ export function isolatedHealth(p: Position): { equity: Fixed; maintenance: Fixed
 /** The initial margin an isolated position of `lots` needs at `mark`. */
 export function isolatedInitial(market: LinearMarket, lots: number, mark: Fixed): Fixed {
   return market.margin.initial(abs(notionalAt(lots, market, mark)));
+}
+
+/**
+ * The price (ticks) at which `equity` behind position `p` would be gone: mark − equity / size,
+ * rounded against the position, never beyond the book's price range. The liquidation ladder's
+ * limit, and the bound of every user order that reduces the position (checks.ts): a fill beyond it
+ * is a loss the insurance fund would pay and the counterparty would keep.
+ */
+export function bankruptcyTicks(p: Position, equity: Fixed, mark: Fixed): number {
+  const size = p.market.units.size(p.size);
+  const price = mark - divRound(equity * SCALE, size, 'trunc');
+  const tick = p.market.units.tick;
+  const ticks = p.size > 0 ? divRound(price, tick, 'ceil') : divRound(price, tick, 'floor');
+  return p.market.units.edgeTicks(ticks < 1n ? 1n : ticks);
+}
+
+/**
+ * The equity behind a position at `mark`: an isolated position's allocation plus its unrealised
+ * PnL; for a cross position, the account's cross equity (its cross positions at their risk marks).
+ */
+export function equityBehind(p: Position, account: LinearAccount, balance: Fixed, mark: Fixed): Fixed {
+  if (p.marginMode === 'isolated') return p.isolatedMargin + p.unrealized(mark);
+  const s = sumRisk(account);
+  return balance - s.isolatedAllocated + s.crossUnrealized;
 }
 
 export function modeKey(marketId: string, mode: MarginMode): string {

@@ -281,11 +281,17 @@ exact integer of ticks times lots), price band around the mark (422 PRICE_OUT_OF
 least, the band away from the mark), take-profit and stop-loss on the right side of a market order's mark (400
 VALIDATION_ERROR; of a limit or stop order's price, with the schema checks), open-order
 limits (422 TOO_MANY_OPEN_ORDERS), duplicate clientOrderId (409 DUPLICATE_CLIENT_ORDER_ID: a retry never trades
-twice), reduce-only feasibility (422 REDUCE_ONLY_REJECTED), margin gate (422 INSUFFICIENT_MARGIN), post-only
+twice), reduce-only feasibility (422 REDUCE_ONLY_REJECTED), the position's bankruptcy price (422
+INSUFFICIENT_MARGIN: a resting order that would reduce a position may not be priced past it), margin gate (422
+INSUFFICIENT_MARGIN; an isolated order is also funded from cross cash, never from unrealised profit alone), post-only
 (422 POST_ONLY_WOULD_CROSS), fill-or-kill (422 FOK_NOT_FILLED), immediate-or-cancel liquidity (422 NO_LIQUIDITY).
 
 Trades happen at the maker's price. Market orders sweep no further than the price band and cancel the rest;
-while the index is stale (only reduce-only orders pass) the band is around the last mark, never unbounded.
+while the index is stale (only reduce-only orders pass) the band is around the last mark, never unbounded. An order
+that reduces a position (reduce-only or not, closes included) never trades it past its bankruptcy price, the price
+at which the equity behind it (an isolated position's margin and PnL; for cross, the account's cross equity) is
+gone: an immediate order matches no further than that price and cancels the rest (422 NO_LIQUIDITY when nothing is
+within it). A loss past it would be the insurance fund's; liquidation takes such positions instead.
 Self-trade prevention (additive field selfTradePrevention): cancel_maker (default: the resting order is cancelled
 and matching continues), cancel_taker, cancel_both. A stopPrice order waits (status untriggered) until the mark
 reaches stopPrice, then runs these checks and executes. takeProfitPrice/stopLossPrice attach reduce-only market
