@@ -52,6 +52,13 @@ const journal = new Journal(db, historyProjectors(db));
 let unprojected: CommittedCommand[] = [];
 let unprojectedFrom = 0;
 let projectionFailed = false;
+/**
+ * Set by the first append that fails, never cleared: the batches behind it were computed by the
+ * core on top of the failed one, so appending them would leave a journal that skips it (and replays
+ * them on a different state). Every later batch is refused; the core has stopped (fail-stop) and the
+ * restart replays the journal as it was before the failure.
+ */
+let appendFailure: string | null = null;
 
 port.on('message', (first: AppendMessage) => {
   for (let next: AppendMessage | undefined = first; next !== undefined; next = receive()) {
@@ -76,6 +83,10 @@ function appendWithQueued(first: AppendMessage): void {
     last = queued.id;
   }
   let report: WorkerReport;
+  if (appendFailure !== null) {
+    port.postMessage({ kind: 'appended', upTo: last, ok: false, error: `an earlier append failed: ${appendFailure}` });
+    return;
+  }
   try {
     // Unpacked inside the try: a malformed message fails its batches like a disk error would.
     const commands = batches.flat().map(unpackCommitted);
@@ -84,7 +95,8 @@ function appendWithQueued(first: AppendMessage): void {
     for (const c of commands) unprojected.push(c);
     report = { kind: 'appended', upTo: last, ok: true };
   } catch (error) {
-    report = { kind: 'appended', upTo: last, ok: false, error: message(error) };
+    appendFailure = message(error);
+    report = { kind: 'appended', upTo: last, ok: false, error: appendFailure };
   }
   port.postMessage(report);
 }

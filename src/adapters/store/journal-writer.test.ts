@@ -49,7 +49,7 @@ test('batches that queue behind a commit share the next transaction, in order, e
   }
 });
 
-test('a malformed message fails its batch with an error acknowledgement and writes nothing', async () => {
+test('a malformed message fails its batch with an error acknowledgement and writes nothing, then or after', async () => {
   const path = join(dir, 'malformed.sqlite');
   const db = openDatabase(path);
   const journal = new Journal(db, historyProjectors(db));
@@ -64,6 +64,13 @@ test('a malformed message fails its batch with an error acknowledgement and writ
     assert.equal(ack.ok, false);
     assert.match(ack.error ?? '', /unknown event tag 9/);
     assert.equal([...journal.replay()].length, 0, 'no command of the failed batch was journaled');
+    // The core computed later batches on top of the failed one: appending them would leave a
+    // journal that skips it (before the fix, this batch was written as seq 1).
+    worker.postMessage({ id: 2, batch: [[1_002, command]] } satisfies AppendMessage);
+    const [next] = (await once(worker, 'message')) as [WorkerReport];
+    assert.deepEqual([next.kind, next.upTo, next.ok], ['appended', 2, false]);
+    assert.match(next.error ?? '', /an earlier append failed/);
+    assert.equal([...journal.replay()].length, 0, 'nothing is written after a failed append');
   } finally {
     await worker.terminate();
     db.close();

@@ -148,9 +148,17 @@ export class Journal {
     return this.lastSeq;
   }
 
+  /**
+   * The journal from `fromSeq` in order. Its seqs are contiguous by construction (one writer, every
+   * batch appended whole or not at all): a gap means a record was lost or removed, and replaying
+   * past it would rebuild a state no client was acknowledged, so it throws and names the seq.
+   */
   *replay(fromSeq = 1): Generator<JournalRecord> {
     const stmt = this.db.prepare('SELECT seq, ts, command FROM journal WHERE seq >= ? ORDER BY seq');
+    let expected = fromSeq;
     for (const row of stmt.iterate(fromSeq) as Iterable<{ seq: number; ts: number; command: string }>) {
+      if (row.seq !== expected) throw new Error(`the journal has no record at seq ${expected} (the next is seq ${row.seq}): a record was lost or removed; refusing to replay past it`);
+      expected++;
       yield { seq: row.seq, ts: row.ts, command: decode<Command>(row.command) };
     }
   }
