@@ -18,6 +18,7 @@ import { coreConfig } from './config/core.ts';
 import type { Settings } from './config/env.ts';
 import { Exchange } from './core/exchange.ts';
 import { createApp, type TypedApp } from './gateway/app.ts';
+import { durableReads } from './gateway/durable-reads.ts';
 import { ApiKeys } from './gateway/auth/api-keys.ts';
 import { Sessions } from './gateway/auth/sessions.ts';
 import { SiweVerifier } from './gateway/auth/siwe.ts';
@@ -109,6 +110,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     logger: options.logger,
     identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
   });
+  durableReads(app, ctx);
   healthRoutes(app, ctx);
   authRoutes(app, ctx);
   apiKeyRoutes(app, ctx);

@@ -26,6 +26,11 @@ USDC amounts carry at most 6 decimals.
 (bodies must be \`application/json\`); 422 business rejections; 429 \`RATE_LIMITED\`; 500 \`INTERNAL\`;
 503 \`UNAVAILABLE\`. Unknown fields in a body are refused (400), never silently dropped.
 
+**Consistency.** An acknowledged command is durable (it survives a crash). Reads never run ahead of
+that: a GET answers with state whose every command is durable (it may wait a moment for the current
+group commit), so nothing a client reads can be taken back by a crash; if the journal cannot be
+written, reads answer 503 \`UNAVAILABLE\` rather than show it.
+
 **Authentication.** Sign in with Ethereum: \`POST /auth/nonce\`, then \`POST /auth/siwe\` with an
 EIP-4361 message for this origin and chain; the session JWT (7 days) comes back in the body and as
 the httpOnly \`session\` cookie, and is also accepted as \`Authorization: Bearer\`. \`POST /auth/logout\`

@@ -156,11 +156,16 @@ export class Sequencer {
     });
   }
 
-  /** Resolves once everything submitted so far is durable (reads that must not run ahead). */
+  /**
+   * Resolves once everything submitted so far is durable (reads that must not run ahead); rejects
+   * if it never will be (the journal could not be written, the core has stopped).
+   */
   barrier(): Promise<void> {
+    if (this.fatal !== null) return Promise.reject(new Error('the exchange core has stopped'));
     if (this.replies.length === 0 && this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.replies.push({ outcome: BARRIER, resolve: () => resolve() });
+    return new Promise((resolve, rejectBarrier) => {
+      const settle = (o: Outcome<unknown>) => (o === BARRIER ? resolve() : rejectBarrier(new Error('the journal could not be written')));
+      this.replies.push({ outcome: BARRIER, resolve: settle });
       this.scheduleFlush();
     });
   }

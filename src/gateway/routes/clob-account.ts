@@ -57,7 +57,6 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
     }, async (req) => {
       const id = accountId(callerAddress(req));
       if (id === undefined) return [];
-      await ctx.sequencer.barrier();
       const { limit, marketId, status, before } = req.query;
       const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, status };
       return (await histories(ctx)).trading.orders({ ...query, beforeId: before }).map(orderView);
@@ -102,7 +101,6 @@ function tradeListRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
-    await ctx.sequencer.barrier();
     const { limit, marketId, before } = req.query;
     const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, beforeId: before };
     const rows = (await histories(ctx)).trading.trades(query);
@@ -144,7 +142,6 @@ function positionRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({ 200: PortfolioBalancesView }),
     },
   }, async (req) => {
-    await ctx.sequencer.barrier();
     return balancesView(ctx, callerAddress(req));
   });
 
@@ -156,7 +153,6 @@ function positionRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({ 200: PortfolioView }),
     },
   }, async (req) => {
-    await ctx.sequencer.barrier();
     return portfolioView(ctx, callerAddress(req));
   });
 }

@@ -99,7 +99,6 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({ 200: BalanceView }),
     },
   }, async (req) => {
-    await ctx.sequencer.barrier(); // never show a balance that a crash could still take back
     return balances(ctx.exchange.walletBalances(callerAddress(req)));
   });
 
@@ -113,7 +112,6 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
       }),
     },
   }, async (req) => {
-    await ctx.sequencer.barrier();
     return ctx.exchange.assetBalances(callerAddress(req)).map((a) => ({
       asset: a.asset,
       bucket: a.bucket,

@@ -1,0 +1,25 @@
+/**
+ * Reads never run ahead of the disk. The core applies a command when it is submitted and the
+ * journal makes it durable a moment later (group commit, several batches in flight), so a read of
+ * the live core can show a command that a crash would still take back: a dirty read, which a client
+ * may act on (a balance, a position, a resting order) and then never find again. Every successful
+ * GET therefore waits, after its body is computed and before it is sent, until everything the core
+ * had applied by then is durable (Sequencer.barrier). With nothing in flight this costs nothing;
+ * if the journal cannot be written the read fails 503 instead of showing what was lost.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TypedApp } from './app.ts';
+import type { GatewayContext } from './context.ts';
+import { apiError } from './errors.ts';
+
+export function durableReads(app: TypedApp, ctx: GatewayContext): void {
+  app.addHook('preSerialization', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (req.method !== 'GET' || reply.statusCode >= 400) return payload;
+    try {
+      await ctx.sequencer.barrier();
+    } catch {
+      throw apiError('UNAVAILABLE', 'the exchange core has stopped; what it last applied may not be durable');
+    }
+    return payload;
+  });
+}
