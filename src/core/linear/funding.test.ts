@@ -257,6 +257,43 @@ describe('premium sampled from the book, paid at the funding time', () => {
   }
 });
 
+describe('funding across a gap', () => {
+  // Rich bids through the first hour: premium 0.2 %, the long pays 6.25 at 11:00. The last index
+  // is published at 10:30, so from 10:50 on nothing is sampled.
+  function sampledHour(): World {
+    const w = new World(HOUR, (c) => ({ ...c, index: { ...c.index, maxAgeMs: 20 * MINUTE } }));
+    w.index('100000');
+    for (const n of [1, 2, 3]) w.fund(n);
+    w.trade(2, 1, 'buy', '1');
+    w.order(3, 'buy', '0.5', '100100');
+    w.order(3, 'sell', '0.5', '100300');
+    for (let t = T0; t < T0 + HOUR; t += 5000) {
+      if (t % (10 * MINUTE) === 0 && t <= T0 + 30 * MINUTE) w.index('100000', t);
+      w.tick(t);
+    }
+    return w;
+  }
+
+  test('an interval nobody sampled pays nothing, not the last sampled interval\'s rate again', () => {
+    const w = sampledHour();
+    w.tick(T0 + HOUR);
+    assert.deepEqual(w.paid(2), [], 'no fresh index at 11:00: no funding on an invented price');
+    // No tick from 11:00 to 12:00 (the feed and the venue were down); the index returns at 12:00.
+    w.index('100000', T0 + 2 * HOUR - 1);
+    w.tick(T0 + 2 * HOUR);
+    assert.deepEqual(w.paid(2), [], 'before: 12:00 paid 6.25 for an hour nobody sampled, on the 10:00 samples');
+  });
+
+  test('after downtime over several funding times, the sampled interval is paid once, at its own time', () => {
+    const w = sampledHour();
+    // The tick at 11:00 never came: the next one is at 13:30, after a restart.
+    w.index('100000', T0 + 3.5 * HOUR);
+    w.tick(T0 + 3.5 * HOUR);
+    assert.deepEqual(w.paid(2), [fx('-6.25')], 'one payment, for the hour that was sampled');
+    assert.deepEqual([...new Set(w.funding.map((e) => e.at))], [T0 + HOUR], 'booked at 11:00, not 13:00');
+  });
+});
+
 describe('settlement of funding', () => {
   test('payers round up, receivers down; the residue goes to the insurance fund', () => {
     const w = new World();

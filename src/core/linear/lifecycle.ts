@@ -87,12 +87,20 @@ export class LinearLifecycle {
 
   // ---- funding ----
 
+  /**
+   * Pays the interval the premium samples belong to, at its own boundary, once the clock passes it.
+   * An interval without samples (the venue down, the index stale throughout, the clock jumping
+   * over it) pays nothing: no premium was observed in it, and the samples of an earlier interval
+   * say nothing of it.
+   */
   private fundingTick(market: LinearMarket, now: number): void {
     const state = this.stateOf(market);
-    const boundary = Math.floor(now / this.settings.funding.intervalMs) * this.settings.funding.intervalMs;
+    const interval = this.settings.funding.intervalMs;
+    const boundary = Math.floor(now / interval) * interval;
     if (state.lastFundingAt === 0) state.lastFundingAt = boundary;
     else if (boundary > state.lastFundingAt) {
-      this.payFunding(market, state, boundary);
+      const sampledEnd = state.intervalStart + interval;
+      if (state.samples > 0 && sampledEnd > state.lastFundingAt && sampledEnd <= boundary) this.payFunding(market, state, sampledEnd);
       state.lastFundingAt = boundary;
     }
     const index = this.deps.index.index(market.spec.underlying, now);
