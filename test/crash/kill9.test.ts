@@ -21,16 +21,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { mulberry32 } from '../../src/adapters/feed/price-model.ts';
-import { admin, call, freePort, fund, signIn, testServiceEnv, waitFor, type Trader } from '../support/harness.ts';
+import { admin, call, freePort, fund, signIn, waitFor, type Trader } from '../support/harness.ts';
+import { ServiceProcess } from '../support/service-process.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SEED = process.env.SEED !== undefined ? Number(process.env.SEED) : Date.now() % 2 ** 31;
 const CYCLES = Number(process.env.KILL_CYCLES ?? 6);
 const ACCOUNTS = 6;
@@ -72,68 +70,6 @@ function micro(value: string): bigint {
 function usdc(units: bigint): string {
   const frac = (units % M).toString().padStart(6, '0').replace(/0+$/, '');
   return frac.length > 0 ? `${units / M}.${frac}` : `${units / M}`;
-}
-
-class ServiceProcess {
-  child: ChildProcess | null = null;
-  private output: string[] = [];
-  readonly url: string;
-
-  constructor(
-    private readonly dataDir: string,
-    private readonly port: number,
-  ) {
-    this.url = `http://127.0.0.1:${port}`;
-  }
-
-  async start(): Promise<number> {
-    const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        ...testServiceEnv(this.dataDir, this.port),
-        RATE_LIMIT_ACCOUNT: '1000000000',
-        // Small batches sent early, many in flight: the journal worker then merges queued batches
-        // into one transaction all the time, and a kill lands between and inside such commits.
-        JOURNAL_EARLY_FLUSH_AT: '2',
-        JOURNAL_MAX_IN_FLIGHT: '8',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    const keep = (chunk: Buffer) => {
-      this.output.push(...chunk.toString().split('\n').filter((l) => l.length > 0));
-      if (this.output.length > 200) this.output = this.output.slice(-100);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    let exited: number | null = null;
-    child.once('exit', (code) => (exited = code ?? -1));
-    await waitFor(async () => {
-      if (exited !== null) throw new Error(`service exited with ${exited}:\n${this.tail()}`);
-      try {
-        const r = await fetch(`${this.url}/health`);
-        return r.status === 200;
-      } catch {
-        return false;
-      }
-    }, 30_000, 50);
-    return Date.now() - started;
-  }
-
-  kill(): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    if (child === null || child.exitCode !== null) return Promise.resolve();
-    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGKILL');
-    return gone;
-  }
-
-  tail(): string {
-    return this.output.slice(-20).join('\n');
-  }
 }
 
 /** GET with retries: reads after a restart must not fail on a stale pooled connection. */
@@ -204,7 +140,13 @@ const TITLE = `kill -9 under load loses nothing acknowledged and applies nothing
 test(TITLE, { timeout: 90_000 }, async () => {
   console.log(`kill9: seed ${SEED}, ${CYCLES} cycles (replay with SEED=${SEED} KILL_CYCLES=${CYCLES})`);
   const dataDir = mkdtempSync(join(tmpdir(), 'exchange-kill9-'));
-  const svc = new ServiceProcess(dataDir, await freePort());
+  const svc = new ServiceProcess(dataDir, await freePort(), {
+    RATE_LIMIT_ACCOUNT: '1000000000',
+    // Small batches sent early, many in flight: the journal worker then merges queued batches
+    // into one transaction all the time, and a kill lands between and inside such commits.
+    JOURNAL_EARLY_FLUSH_AT: '2',
+    JOURNAL_MAX_IN_FLIGHT: '8',
+  });
   const ops: Op[] = [];
   let nextN = 1;
   try {
