@@ -40,7 +40,7 @@ import type { ExchangeEvent } from '../../src/core/events.ts';
 import { Exchange, type Outcome, type ResultOf } from '../../src/core/exchange.ts';
 import type { CancelFilter, PlaceResult, QuoteResult } from '../../src/core/linear/engine.ts';
 import { FUND_ACCOUNT } from '../../src/core/linear/lifecycle.ts';
-import { bankruptcyTicks, equityBehind } from '../../src/core/linear/margin.ts';
+import { closeBoundTicks, equityBehind } from '../../src/core/linear/margin.ts';
 import type { LinearOrder, OrderRequest } from '../../src/core/linear/order.ts';
 import type { MarketSpec } from '../../src/core/markets.ts';
 import { fx, type Fixed } from '../../src/core/money.ts';
@@ -842,7 +842,10 @@ class Run {
       const account = id === undefined ? undefined : this.ex.linear.findAccount(id);
       const p = account?.position(this.ex.linear.markets.get(r.marketId)!, r.marginMode);
       if (account === undefined || p === undefined || p.size === 0 || (p.size > 0) === (r.side === BUY)) return NO_BOUND;
-      return bankruptcyTicks(p, equityBehind(p, account, this.ex.linear.balance(account.id), anchor), anchor);
+      const { fees, volumes } = this.ex.linear.deps;
+      const taker = r.type === 'market' || r.timeInForce !== 'gtc';
+      const fee = fees.fee(p.notional(anchor), fees.rateFor(volumes.volume30d(account.id, this.time), taker ? 'taker' : 'maker'));
+      return closeBoundTicks(p, equityBehind(p, account, this.ex.linear.balance(account.id), anchor), fee, anchor);
     };
     this.apply({ type: 'index.publish', underlying: 'BTC', price: this.index, sourceTs: this.time });
     ADDRESSES.forEach((account, i) => {

@@ -425,6 +425,30 @@ describe('a user order never trades a loss onto the fund', () => {
     });
   }
 
+  test('collateral may not leave so far that a resting reduce-only order ends past the bankruptcy price', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.fund(1, '10000');
+    w.fund(2, '1000000');
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null); // cross, fee 50: cash 9 950, bankruptcy 90 050
+    w.order(1, 'sell', '1', '95000', 'cross', 'BTC-PERP', { reduceOnly: true }); // rests, reserves no margin
+    const transferable = w.ex.linear.holds().transferable(w.id(1), 'USDC');
+    // 9 950 − initial margin 2 000 − the resting sell's open loss at the mark 5 000. Before: 7 950,
+    // which moved the bankruptcy price to 98 000, past the resting sell.
+    assert.equal(transferable, fx('2950'));
+    const more = w.ex.execute({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: transferable + fx('1') }, w.now);
+    assert.equal(more.ok ? 'accepted' : more.code, 'INSUFFICIENT_BALANCE');
+    w.run({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: transferable });
+    w.entries.length = 0;
+    w.order(3, 'buy', '1', '95000'); // an accomplice lifts the resting sell
+    assert.equal(w.size(1), 0);
+    assert.equal(w.fundPaid(), 0n, 'before: the fund paid 3 009.5');
+    assert.ok(w.perps(1) > 0n);
+  });
+
   test('a cross close below the account\'s bankruptcy price finds no liquidity', () => {
     const w = new World();
     w.seedFund('10000');

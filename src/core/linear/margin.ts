@@ -190,6 +190,14 @@ export function bankruptcyTicks(p: Position, equity: Fixed, mark: Fixed): number
 }
 
 /**
+ * The bound of a user order that reduces `p`: its bankruptcy price once the fee of closing it all
+ * (`fee`, at the order's likely role) is set aside, so the fill's fee is paid by the equity too.
+ */
+export function closeBoundTicks(p: Position, equity: Fixed, fee: Fixed, mark: Fixed): number {
+  return bankruptcyTicks(p, fee > 0n ? equity - fee : equity, mark);
+}
+
+/**
  * The equity behind a position at `mark`: an isolated position's allocation plus its unrealised
  * PnL; for a cross position, the account's cross equity (its cross positions at their risk marks).
  */

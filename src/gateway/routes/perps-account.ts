@@ -160,7 +160,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Perp collateral and margin view',
-      description: 'balance is the cash in the perps bucket; equity adds unrealised PnL of cross positions; availableMargin is what new orders can use; withdrawable what a transfer out may take now; marginRatio is maintenance margin over equity (liquidation at 1). While a market the account has a position or resting orders in has no fresh mark, the figures valued at a mark (unrealizedPnl, equity, initialMargin, maintenanceMargin, orderMargin, marginRatio) are null (a stale mark is never shown); availableMargin and withdrawable stay, valued at the last mark, because they are what the venue acts on (reduce-only orders, transfers out).',
+      description: 'balance is the cash in the perps bucket; equity adds unrealised PnL of cross positions; availableMargin is what new orders can use; withdrawable what a transfer out may take now (whole USDC units: the lesser of free collateral and the cross cash, less the open loss at the mark of resting reduce-only orders, which reserve no margin but must stay covered); marginRatio is maintenance margin over equity (liquidation at 1). While a market the account has a position or resting orders in has no fresh mark, the figures valued at a mark (unrealizedPnl, equity, initialMargin, maintenanceMargin, orderMargin, marginRatio) are null (a stale mark is never shown); availableMargin and withdrawable stay, valued at the last mark, because they are what the venue acts on (reduce-only orders, transfers out).',
       response: responses({
         200: Type.Object({
           asset: Type.String(),
