@@ -274,23 +274,31 @@ describe('funding across a gap', () => {
     return w;
   }
 
-  test('an interval nobody sampled pays nothing, not the last sampled interval\'s rate again', () => {
+  test('an interval nobody sampled pays the interest rate alone, not the last sampled interval\'s premium again', () => {
     const w = sampledHour();
     w.tick(T0 + HOUR);
     assert.deepEqual(w.paid(2), [], 'no fresh index at 11:00: no funding on an invented price');
     // No tick from 11:00 to 12:00 (the feed and the venue were down); the index returns at 12:00.
     w.index('100000', T0 + 2 * HOUR - 1);
     w.tick(T0 + 2 * HOUR);
-    assert.deepEqual(w.paid(2), [], 'before: 12:00 paid 6.25 for an hour nobody sampled, on the 10:00 samples');
+    assert.deepEqual(w.paid(2), [fx('-1.25')], 'interest only; before: 6.25, the 10:00 samples\' premium');
   });
 
-  test('after downtime over several funding times, the sampled interval is paid once, at its own time', () => {
+  test('funding times the venue was down for are skipped, not paid late to whoever holds a position then', () => {
     const w = sampledHour();
-    // The tick at 11:00 never came: the next one is at 13:30, after a restart.
+    // The tick at 11:00 never came: the next one is at 13:30, after a restart, and positions can
+    // trade before it. Before: the 10:00 hour was charged then, at 13:30's index and positions.
     w.index('100000', T0 + 3.5 * HOUR);
+    w.trade(2, 1, 'sell', '0.5', '100000'); // the long halves its position before the first tick
     w.tick(T0 + 3.5 * HOUR);
-    assert.deepEqual(w.paid(2), [fx('-6.25')], 'one payment, for the hour that was sampled');
-    assert.deepEqual([...new Set(w.funding.map((e) => e.at))], [T0 + HOUR], 'booked at 11:00, not 13:00');
+    assert.equal(w.funding.length, 0, 'nothing paid for 11:00, 12:00 or 13:00');
+    // The venue ticks on: 13:30–14:00 is sampled, and paid at 14:00.
+    for (let t = T0 + 3.5 * HOUR + 5000; t <= T0 + 4 * HOUR; t += 5000) {
+      if (t % (10 * MINUTE) === 0) w.index('100000', t);
+      w.tick(t);
+    }
+    assert.equal(w.paid(2).length, 1, 'the next funding time is paid as usual');
+    assert.deepEqual([...new Set(w.funding.map((e) => e.at))], [T0 + 4 * HOUR]);
   });
 });
 

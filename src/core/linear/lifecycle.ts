@@ -88,10 +88,11 @@ export class LinearLifecycle {
   // ---- funding ----
 
   /**
-   * Pays the interval the premium samples belong to, at its own boundary, once the clock passes it.
-   * An interval without samples (the venue down, the index stale throughout, the clock jumping
-   * over it) pays nothing: no premium was observed in it, and the samples of an earlier interval
-   * say nothing of it.
+   * Pays the interval that just ended, on the first tick past its funding time, to the positions
+   * held then, from its own premium samples: an interval without samples (the index stale
+   * throughout) pays the interest rate alone, as market stats predicted, never an earlier
+   * interval's premium. A funding time the venue did not tick through (down, or the clock jumped)
+   * is skipped: by the late tick positions have traded, so whoever holds one did not hold it then.
    */
   private fundingTick(market: LinearMarket, now: number): void {
     const state = this.stateOf(market);
@@ -99,8 +100,9 @@ export class LinearLifecycle {
     const boundary = Math.floor(now / interval) * interval;
     if (state.lastFundingAt === 0) state.lastFundingAt = boundary;
     else if (boundary > state.lastFundingAt) {
-      const sampledEnd = state.intervalStart + interval;
-      if (state.samples > 0 && sampledEnd > state.lastFundingAt && sampledEnd <= boundary) this.payFunding(market, state, sampledEnd);
+      const missed = boundary - state.lastFundingAt > interval;
+      const samples = state.intervalStart === boundary - interval ? state : UNSAMPLED;
+      if (!missed) this.payFunding(market, state, samples, boundary);
       state.lastFundingAt = boundary;
     }
     const index = this.deps.index.index(market.spec.underlying, now);
@@ -108,9 +110,9 @@ export class LinearLifecycle {
   }
 
   /** Pays one interval: index += rate × index price; each position settles −size × Δindex. */
-  private payFunding(market: LinearMarket, state: FundingState, at: number): void {
+  private payFunding(market: LinearMarket, state: FundingState, samples: FundingState, at: number): void {
     const index = this.deps.index.index(market.spec.underlying, this.deps.now());
-    const rate = intervalRate(state, market, this.settings.funding);
+    const rate = intervalRate(samples, market, this.settings.funding);
     state.lastRate = rate;
     if (index === null || rate === 0n) return; // no fresh index: no funding on an invented price
     const delta = divRound(rate * index.price, SCALE, 'halfUp');
