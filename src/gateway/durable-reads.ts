@@ -6,6 +6,11 @@
  * GET therefore waits, after its body is computed and before it is sent, until everything the core
  * had applied by then is durable (Sequencer.barrier). With nothing in flight this costs nothing;
  * if the journal cannot be written the read fails 503 instead of showing what was lost.
+ *
+ * Scope: JSON bodies (Fastify runs this hook for object payloads, not for strings, buffers or
+ * streams); a route that reads no live state opts out with `config: { durableRead: false }` (the
+ * health probe must not wait on the disk). Streams are outside it: their events are published only
+ * once durable, but the balances stream's snapshot reads the live core (streams/balances-view.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TypedApp } from './app.ts';
@@ -14,7 +19,8 @@ import { apiError } from './errors.ts';
 
 export function durableReads(app: TypedApp, ctx: GatewayContext): void {
   app.addHook('preSerialization', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (req.method !== 'GET' || reply.statusCode >= 400) return payload;
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode >= 400) return payload;
+    if (req.routeOptions.config.durableRead === false) return payload;
     try {
       await ctx.sequencer.barrier();
     } catch {

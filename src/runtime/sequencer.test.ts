@@ -286,3 +286,33 @@ test('recovery refuses a journal with a record missing in the middle, and names 
   assert.throws(() => sequencer.recover(), /the journal has no record at seq 2 \(the next is seq 3\)/);
   db.close();
 });
+
+test('a journal failure while the pipeline is full answers everything waiting: commands 503, barriers reject', async () => {
+  const db = openDatabase(join(dir, `exchange-${++files}.sqlite`));
+  const journal = new Journal(db, historyProjectors(db));
+  let failed: (error: Error) => void = () => undefined;
+  let listener: (error: Error) => void = () => undefined;
+  const writer: JournalWriter = {
+    // The first batch hangs until the disk fails; the failure is reported as the worker reports it.
+    append: () => new Promise<void>((_resolve, reject) => (failed = reject)),
+    whenProjected: () => Promise.resolve(),
+    onFailure: (l) => (listener = l),
+    close: () => Promise.resolve(),
+  };
+  const exchange = new Exchange(coreConfig({ depositConfirmations: 1 }));
+  const options = { earlyFlushAt: 16, maxInFlight: 1, replayCheck: 'strict' as const, onFatal: () => {} };
+  const sequencer = new Sequencer(exchange, journal, writer, { now: () => Date.UTC(2026, 10, 22) }, options);
+  const first = sequencer.submit(deposit(0));
+  await settle(); // the first batch is in flight: the pipeline is full
+  const second = sequencer.submit(deposit(1));
+  const barrier = sequencer.barrier().then(() => 'resolved', () => 'rejected');
+  await settle();
+  const error = new Error('disk I/O error (injected)');
+  listener(error); // the worker reports the failure before the append promise settles
+  failed(error);
+  // Before: the second command and the barrier waited forever (the full pipeline kept them unsent).
+  assert.deepEqual(await Promise.all([first, second].map((p) => p.then((o) => (o.ok ? 'ok' : o.code)))), ['UNAVAILABLE', 'UNAVAILABLE']);
+  assert.equal(await barrier, 'rejected');
+  assert.equal(await sequencer.barrier().then(() => 'resolved', () => 'rejected'), 'rejected', 'and every later read');
+  db.close();
+});

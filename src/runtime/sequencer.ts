@@ -248,6 +248,11 @@ export class Sequencer {
     // truthfully; the failing command was never added to the batch. Then refuse everything.
     if (this.batch.length > 0 || this.replies.length > 0) this.flush();
     this.fatal = error ?? new Error('fatal');
+    // What the flush could not send (the pipeline was full) will never be written: answer it now
+    // (reads waiting on a barrier reject), rather than leave its callers waiting forever.
+    for (const r of this.replies) r.resolve(reject('UNAVAILABLE', 'the exchange core has stopped'));
+    this.replies = [];
+    this.batch = [];
     void this.tail.finally(() => this.options.onFatal(error));
   }
 }

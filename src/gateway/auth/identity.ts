@@ -40,6 +40,8 @@ declare module 'fastify' {
     access?: Access;
     /** Counts against the order-action rate budget instead of the general one. */
     orderAction?: boolean;
+    /** false: the GET reads no live core state and skips the durability barrier (durable-reads.ts). */
+    durableRead?: boolean;
   }
 }
 
