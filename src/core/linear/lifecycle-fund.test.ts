@@ -132,6 +132,17 @@ class World {
   }
 }
 
+/** BTC at 100 000 and ETH at 4 000, a 10 000 fund, account 1 holding `cash` and account 2 a million. */
+function twoMarkets(cash: string): World {
+  const w = new World();
+  w.seedFund('10000');
+  w.index('100000');
+  w.index('4000', 'ETH');
+  w.fund(1, cash);
+  w.fund(2, '1000000');
+  return w;
+}
+
 /** Account 2 sells `lots` BTC to each of `longs` at 100 000; each long posts `collateral`. */
 function longs(w: World, collateral: Record<number, string>) {
   w.index('100000');
@@ -235,12 +246,7 @@ describe('a cross account solvent through unrealised profit', () => {
   // the fund pays only what equity cannot.
   /** Account 1 (10 000 USDC) long `btc` BTC at 100 000 and short 10 ETH at 4 000, both cross, from account 2. */
   function longBtcShortEth(btc: string): World {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.index('4000', 'ETH');
-    w.fund(1, '10000');
-    w.fund(2, '1000000');
+    const w = twoMarkets('10000');
     w.order(2, 'sell', btc, '100000');
     w.order(1, 'buy', btc, null);
     w.order(2, 'buy', '10', '4000', 'cross', 'ETH-PERP');
@@ -297,42 +303,37 @@ describe('cross and isolated positions in one account', () => {
   // The isolated allocations sit inside the perps bucket, ring-fenced: a cross loss is paid by the
   // cross cash (the bucket less the allocations), then by the cross profit, then by the fund, never
   // by an isolated position's margin. A bucket that stays positive can still hide a cross deficit.
-  const crossCash = (w: World, n: number) => w.crossCash(n);
 
   test('the fund pays a cross deficit the isolated allocations would otherwise have hidden', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.index('4000', 'ETH');
-    w.fund(1, '4000');
-    w.fund(2, '1000000');
+    const w = twoMarkets('4000');
     w.order(2, 'sell', '0.5', '100000');
     w.order(1, 'buy', '0.5', null, 'isolated'); // allocation 1 000 (50×), fee 25 from the cross cash
     w.order(2, 'buy', '10', '4000', 'cross', 'ETH-PERP');
     w.order(1, 'sell', '10', null, 'cross', 'ETH-PERP'); // fee 20
     assert.equal(w.ex.linear.risk(w.id(1)).isolatedAllocated, fx('1000'));
-    assert.equal(crossCash(w, 1), fx('2955'));
+    assert.equal(w.crossCash(1), fx('2955'));
     w.entries.length = 0;
     w.index('4400', 'ETH'); // the ETH short 4 000 down: cross equity 2 955 − 4 000 = −1 045
     assert.equal(w.fundHeld('ETH-PERP'), -10_000, 'the fund took the ETH short over at the mark');
     const shortfall = w.entries.filter((e) => e.type === 'insurance_fund' && e.ref === 'shortfall' && e.account.kind === 'user');
     // Before the fix the fund paid only the bucket's deficit (45) and the isolated margin paid 1 000.
     assert.deepEqual(shortfall.map((e) => e.amount), [fx('1045')], 'the fund paid the cross deficit');
-    assert.equal(crossCash(w, 1), 0n, 'the cross cash ends at zero, not below');
+    assert.equal(w.crossCash(1), 0n, 'the cross cash ends at zero, not below');
     assert.equal(w.ex.linear.risk(w.id(1)).isolatedAllocated, fx('1000'), 'the isolated margin is untouched');
     assert.equal(w.perps(1), fx('1000'), 'the bucket holds exactly the allocation');
   });
 
-  test('an isolated order is funded from cash, never from unrealised profit alone', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.index('4000', 'ETH');
-    w.fund(1, '1000');
-    w.fund(2, '1000000');
+  /** Account 1 (1 000 USDC, less a 5 fee) cross long 0.1 BTC from 100 000, now 110 000: 1 000 of profit. */
+  function longBtcInProfit(): World {
+    const w = twoMarkets('1000');
     w.order(2, 'sell', '0.1', '100000');
-    w.order(1, 'buy', '0.1', null); // cross, fee 5
-    w.index('110000'); // BTC profit 1 000
+    w.order(1, 'buy', '0.1', null);
+    w.index('110000');
+    return w;
+  }
+
+  test('an isolated order is funded from cash, never from unrealised profit alone', () => {
+    const w = longBtcInProfit();
     w.run({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: w.perps(1) });
     w.order(2, 'sell', '4', '4000', 'cross', 'ETH-PERP');
     // Free collateral (780) would cover 640 of margin, but moving profit into an allocation would make
@@ -342,15 +343,7 @@ describe('cross and isolated positions in one account', () => {
   });
 
   test('a resting isolated order whose cash left is funded from cross profit when it fills, not left unbacked', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.index('4000', 'ETH');
-    w.fund(1, '1000');
-    w.fund(2, '1000000');
-    w.order(2, 'sell', '0.1', '100000');
-    w.order(1, 'buy', '0.1', null); // cross, fee 5
-    w.index('110000'); // BTC profit 1 000
+    const w = longBtcInProfit();
     w.order(1, 'buy', '4', '3999', 'isolated', 'ETH-PERP', { postOnly: true }); // gated on the cash (995)
     // The profit keeps free collateral above the order's reserve, so all the cash may leave.
     w.run({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: w.perps(1) });
@@ -367,12 +360,7 @@ describe('cross and isolated positions in one account', () => {
   });
 
   test('profit at a stale mark is not realised: the fund pays, and the profit stays unrealised', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.index('4000', 'ETH');
-    w.fund(1, '2000');
-    w.fund(2, '1000000');
+    const w = twoMarkets('2000');
     w.order(2, 'sell', '0.1', '100000');
     w.order(1, 'buy', '0.1', null); // BTC cross, fee 5
     w.order(2, 'buy', '2', '4000', 'cross', 'ETH-PERP');
