@@ -31,3 +31,12 @@ test('the push feed needs the admin routes it arrives through', () => {
   assert.throws(() => loadSettings({ FEED: 'push' }), (e: unknown) => e instanceof ConfigError && e.message.startsWith('FEED=push'));
   assert.equal(loadSettings({ FEED: 'push', ADMIN_TOKEN: 'x'.repeat(16) }).feed, 'push');
 });
+
+test('the clock ticks at least ten times per funding interval (a funding time no tick passes through is skipped)', () => {
+  assert.throws(
+    () => loadSettings({ TICK_MS: '20000', FUNDING_INTERVAL_MS: '10000' }),
+    (e: unknown) => e instanceof ConfigError && e.message.startsWith('FUNDING_INTERVAL_MS (10000) must be at least 10 × TICK_MS (20000)'),
+  );
+  assert.throws(() => loadSettings({ TICK_MS: '60000', FUNDING_INTERVAL_MS: '60000' }), ConfigError);
+  assert.equal(loadSettings({ TICK_MS: '60000', FUNDING_INTERVAL_MS: '600000' }).fundingIntervalMs, 600_000);
+});

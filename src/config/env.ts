@@ -82,6 +82,13 @@ export function loadSettings(env: Env = readEnv()): Settings {
   const feed = oneOf(env, 'FEED', ['simulated', 'push'] as const, 'simulated');
   // The push feed is POST /admin/index: without the admin routes no price could ever arrive.
   if (feed === 'push' && adminToken === null) throw new ConfigError('FEED=push needs ADMIN_TOKEN (prices arrive through POST /admin/index)');
+  const fundingIntervalMs = int(env, 'FUNDING_INTERVAL_MS', 3_600_000, 1000, 7 * 86_400_000);
+  const tickMs = int(env, 'TICK_MS', 1000, 10, 60_000);
+  // Funding is paid on the first tick past a funding time, and a funding time no tick passed through
+  // (downtime) is skipped: the clock must tick many times per interval, or it would skip them all.
+  if (fundingIntervalMs < 10 * tickMs) {
+    throw new ConfigError(`FUNDING_INTERVAL_MS (${fundingIntervalMs}) must be at least 10 × TICK_MS (${tickMs})`);
+  }
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -94,7 +101,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
     marketMaker: oneOf(env, 'MARKET_MAKER', ['on', 'off'] as const, 'on') === 'on',
     chainBlockMs: int(env, 'CHAIN_BLOCK_MS', 1000, 10, 3_600_000),
     depositConfirmations: int(env, 'DEPOSIT_CONFIRMATIONS', 3, 1, 1000),
-    fundingIntervalMs: int(env, 'FUNDING_INTERVAL_MS', 3_600_000, 1000, 7 * 86_400_000),
+    fundingIntervalMs,
     trustProxy: (env.TRUST_PROXY ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const, 'info'),
     rateLimit: {
@@ -112,7 +119,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
       authRecheckMs: int(env, 'SSE_AUTH_RECHECK_MS', 1000, 50, 60_000),
     },
     indexMaxAgeMs: int(env, 'INDEX_MAX_AGE_MS', 10_000, 100, 86_400_000),
-    tickMs: int(env, 'TICK_MS', 1000, 10, 60_000),
+    tickMs,
     journal: {
       earlyFlushAt: int(env, 'JOURNAL_EARLY_FLUSH_AT', 16, 1, 65_536),
       maxInFlight: int(env, 'JOURNAL_MAX_IN_FLIGHT', 4, 1, 64),
