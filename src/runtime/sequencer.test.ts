@@ -316,3 +316,29 @@ test('a journal failure while the pipeline is full answers everything waiting: c
   assert.equal(await sequencer.barrier().then(() => 'resolved', () => 'rejected'), 'rejected', 'and every later read');
   db.close();
 });
+
+test('a read waiting behind a batch that fails is refused, though its own group was written', async () => {
+  const db = openDatabase(join(dir, `exchange-${++files}.sqlite`));
+  const journal = new Journal(db, historyProjectors(db));
+  let failed: (error: Error) => void = () => undefined;
+  let listener: (error: Error) => void = () => undefined;
+  const writer: JournalWriter = {
+    append: () => new Promise<void>((_resolve, reject) => (failed = reject)),
+    whenProjected: () => Promise.resolve(),
+    onFailure: (l) => (listener = l),
+    close: () => Promise.resolve(),
+  };
+  const exchange = new Exchange(coreConfig({ depositConfirmations: 1 }));
+  const options = { earlyFlushAt: 16, maxInFlight: 4, replayCheck: 'strict' as const, onFatal: () => {} };
+  const sequencer = new Sequencer(exchange, journal, writer, { now: () => Date.UTC(2026, 10, 22) }, options);
+  const deposit0 = sequencer.submit(deposit(0));
+  await settle(); // its batch is in flight; the pipeline has room
+  const barrier = sequencer.barrier().then(() => 'resolved', () => 'rejected'); // a read that shows the deposit
+  await settle(); // the barrier's group (no commands) is sent behind it
+  const error = new Error('disk I/O error (injected)');
+  failed(error);
+  listener(error);
+  assert.equal((await deposit0).ok ? 'ok' : 'refused', 'refused');
+  assert.equal(await barrier, 'rejected', 'before: resolved, and the read showed a deposit that was never written');
+  db.close();
+});

@@ -229,7 +229,10 @@ export class Sequencer {
       this.commitCount++;
       this.committedSeq += batch.length;
     }
-    for (const r of replies) r.resolve(r.outcome);
+    // A barrier covers every command applied before it, including those of a batch ahead of it that
+    // failed: once the core has stopped, no barrier can vouch for what the read it guards shows.
+    const stopped = this.fatal !== null;
+    for (const r of replies) r.resolve(stopped && r.outcome === BARRIER ? reject('UNAVAILABLE', 'the exchange core has stopped') : r.outcome);
     for (const item of batch) for (const l of this.listeners) l(item.events, item.command);
   }
 
