@@ -40,7 +40,7 @@ import type { ExchangeEvent } from '../../src/core/events.ts';
 import { Exchange, type Outcome, type ResultOf } from '../../src/core/exchange.ts';
 import type { CancelFilter, PlaceResult, QuoteResult } from '../../src/core/linear/engine.ts';
 import { FUND_ACCOUNT } from '../../src/core/linear/lifecycle.ts';
-import { closeBoundTicks, equityBehind } from '../../src/core/linear/margin.ts';
+import { closeBoundTicks, closingNotional, equityBehind } from '../../src/core/linear/margin.ts';
 import type { LinearOrder, OrderRequest } from '../../src/core/linear/order.ts';
 import type { MarketSpec } from '../../src/core/markets.ts';
 import { fx, type Fixed } from '../../src/core/money.ts';
@@ -843,8 +843,7 @@ class Run {
       const p = account?.position(this.ex.linear.markets.get(r.marketId)!, r.marginMode);
       if (account === undefined || p === undefined || p.size === 0 || (p.size > 0) === (r.side === BUY)) return NO_BOUND;
       const { fees, volumes } = this.ex.linear.deps;
-      const taker = r.type === 'market' || r.timeInForce !== 'gtc';
-      const fee = fees.fee(p.notional(anchor), fees.rateFor(volumes.volume30d(account.id, this.time), taker ? 'taker' : 'maker'));
+      const fee = fees.fee(closingNotional(p, anchor), fees.rateFor(volumes.volume30d(account.id, this.time), 'taker'));
       return closeBoundTicks(p, equityBehind(p, account, this.ex.linear.balance(account.id), anchor), fee, anchor);
     };
     this.apply({ type: 'index.publish', underlying: 'BTC', price: this.index, sourceTs: this.time });

@@ -662,19 +662,21 @@ describe('isolated margin', () => {
     const before = fx(v.balance(A));
     v.order(B, { side: 'buy', qty: '1', price: '95000' });
     v.t += 20_000; // the index is stale: no mark, no liquidation; reduce-only orders still trade
-    // The bid is past the bound: the bankruptcy price (100 000 − 2 000 of margin) plus the closing
-    // fee (50): a fill there would lose 3 000 more than the position holds, the fund's money and
-    // B's gain. The close finds nothing.
+    // The bid is past the bound: the bankruptcy price (100 000 − 2 000 of margin) plus the fee set
+    // aside for closing (the taker rate on the position's value grown by the band: 52.5): a fill
+    // there would lose 3 000 more than the position holds, the fund's money and B's gain.
     const refused = v.run({ type: 'perp.place', account: A, request: request({ side: 'sell', qty: '1', reduceOnly: true, mode: 'isolated' }) });
     assert.equal(refused.ok ? 'accepted' : refused.code, 'NO_LIQUIDITY');
     const resting = v.run({ type: 'perp.place', account: A, request: request({ side: 'sell', qty: '1', price: '97000', reduceOnly: true, mode: 'isolated' }) });
     assert.equal(resting.ok ? 'accepted' : resting.code, 'INSUFFICIENT_MARGIN', 'a resting close may not be priced past it');
-    v.order(B, { side: 'buy', qty: '1', price: '98050', reduceOnly: true }); // B closes its short at the bound
+    v.order(B, { side: 'buy', qty: '1', price: '98050', reduceOnly: true }); // within a tick of the bound 98 052.5: still past it
+    assert.equal(v.run({ type: 'perp.place', account: A, request: request({ side: 'sell', qty: '1', reduceOnly: true, mode: 'isolated' }) }).ok, false);
+    v.order(B, { side: 'buy', qty: '1', price: '98060', reduceOnly: true });
     v.order(A, { side: 'sell', qty: '1', reduceOnly: true, mode: 'isolated' });
-    assert.equal(v.position(A, 'isolated'), null, 'closed at the bound');
-    const closingFee = fx(bps('98050', TIER0.takerBps));
-    assert.equal(fx(v.balance(A)), before - fx('1950') - closingFee, 'A pays the loss and the fee, within its margin');
-    assert.ok(fx('1950') + closingFee <= margin);
+    assert.equal(v.position(A, 'isolated'), null, 'closed inside the bound');
+    const closingFee = fx(bps('98060', TIER0.takerBps));
+    assert.equal(fx(v.balance(A)), before - fx('1940') - closingFee, 'A pays the loss and the fee, within its margin');
+    assert.ok(fx('1940') + closingFee <= margin);
     assert.equal(fx(v.system('insurance')), fx('50000'), 'the fund paid nothing, not even the fee');
   });
 });
@@ -707,16 +709,16 @@ describe('insurance fund', () => {
     v.t += 20_000; // stale index: no mark, so no liquidation
     // A reduce-only limit beyond the band around the last mark (100000 - 5 %) is refused; a market
     // close would sweep to the band edge, but no further than the bankruptcy price (100 000 − the
-    // 2 050 of equity = 97 950) plus the closing fee (50): the bids past it are the fund's money
-    // and B's gain.
+    // 2 050 of equity = 97 950) plus the fee set aside for closing (52.5): the bids past it are the
+    // fund's money and B's gain.
     const beyond = v.run({ type: 'perp.close', account: A, close: { ...MARKET_CLOSE, type: 'limit', price: fx('94000') } });
     assert.equal(beyond.ok ? 'accepted' : beyond.code, 'PRICE_OUT_OF_BAND');
     const bounded = v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE });
     assert.equal(bounded.ok ? 'accepted' : bounded.code, 'NO_LIQUIDITY');
-    v.order(B, { side: 'buy', qty: '1', price: '98000', reduceOnly: true }); // B closes its short at the bound
+    v.order(B, { side: 'buy', qty: '1', price: '98010', reduceOnly: true }); // B closes its short inside the bound 98 002.5
     const out = v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE });
-    assert.equal(fillEvents(out)[0]?.taker.realizedPnl, fx('-2000'));
-    assert.equal(v.balance(A), '1', 'the equity paid the loss (2 000) and the fee (49)');
+    assert.equal(fillEvents(out)[0]?.taker.realizedPnl, fx('-1990'));
+    assert.equal(v.balance(A), '10.995', 'the equity paid the loss (1 990) and the fee (49.005)');
     assert.equal(fx(v.system('insurance')), fx('50000'), 'the fund paid nothing');
   });
 });

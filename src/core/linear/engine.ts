@@ -1010,7 +1010,7 @@ export class LinearEngine implements MatchSink {
   }
 
   /**
-   * The open loss at the mark of the account's resting reduce-only orders (a sell below it, a buy
+   * The open loss at the mark of the account's resting cross reduce-only orders (a sell below it, a buy
    * above it). They reserve no margin, but collateral leaving would move the position's bankruptcy
    * price past them, and an accomplice filling one there would take the fund's money: what may
    * leave keeps it (other resting orders reserve their open loss in the margin already).
@@ -1018,7 +1018,7 @@ export class LinearEngine implements MatchSink {
   private reduceOnlyOpenLoss(accountId: number): Fixed {
     let loss = 0n;
     for (const o of this.accounts.get(accountId)?.orders.values() ?? []) {
-      if (!o.request.reduceOnly || o.level === null) continue;
+      if (!o.request.reduceOnly || o.level === null || o.request.marginMode !== 'cross') continue; // isolated: its allocation's bound
       const mark = riskMark(o.market);
       if (mark === null) continue;
       const price = o.market.units.price(o.priceTicks);

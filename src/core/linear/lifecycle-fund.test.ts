@@ -437,6 +437,31 @@ describe('a user order never trades a loss onto the fund', () => {
     assert.ok(w.perps(1) > 0n);
   });
 
+  test('a short closed at its bound above the mark pays its fee out of its equity', () => {
+    const w = new World();
+    w.seedFund('10000');
+    w.index('100000');
+    w.fund(1, '2100');
+    w.fund(2, '1000000');
+    w.order(2, 'buy', '1', '100000');
+    w.order(1, 'sell', '1', null); // cross short, fee 50: equity 2 050
+    // Bound: 100 000 + (2 050 − 52.5 set aside) = 101 997.5. The fee there is 50.99875: set aside on
+    // the value at the mark (50), a close at 102 000 paid 51 against 50 of equity left.
+    w.order(2, 'sell', '1', '101997.5');
+    w.entries.length = 0;
+    w.order(1, 'buy', '1', null, 'cross', 'BTC-PERP', { reduceOnly: true });
+    assert.equal(w.size(1), 0);
+    assert.equal(w.fundPaid(), 0n);
+    assert.equal(w.perps(1), fx('2050') - fx('1997.5') - fx('50.99875'));
+  });
+
+  test('an isolated reduce-only order leaves the cross withdrawable alone (its allocation bounds it)', () => {
+    const w = isolatedLong('8000');
+    const before = w.ex.linear.holds().transferable(w.id(1), 'USDC');
+    w.order(1, 'sell', '1', '98500', 'isolated', 'BTC-PERP', { reduceOnly: true }); // open loss 1 500 at the mark
+    assert.equal(w.ex.linear.holds().transferable(w.id(1), 'USDC'), before, 'before: 1 500 less');
+  });
+
   test('a cross close below the account\'s bankruptcy price finds no liquidity', () => {
     const w = new World();
     w.seedFund('10000');

@@ -190,8 +190,18 @@ export function bankruptcyTicks(p: Position, equity: Fixed, mark: Fixed): number
 }
 
 /**
+ * What closing all of `p` can be worth, for the fee set aside in its bound: its value at the mark
+ * grown by the price band (a short closes above the mark, at most the band away).
+ */
+export function closingNotional(p: Position, mark: Fixed): Fixed {
+  const bps = BigInt(p.market.spec.priceBandBps);
+  return (p.notional(mark) * (10_000n + bps) + 9_999n) / 10_000n;
+}
+
+/**
  * The bound of a user order that reduces `p`: its bankruptcy price once the fee of closing it all
- * (`fee`, at the order's likely role) is set aside, so the fill's fee is paid by the equity too.
+ * (`fee`: the taker rate on `closingNotional`, what any order may pay) is set aside, so the fill's
+ * fee is paid by the equity too.
  */
 export function closeBoundTicks(p: Position, equity: Fixed, fee: Fixed, mark: Fixed): number {
   return bankruptcyTicks(p, fee > 0n ? equity - fee : equity, mark);
