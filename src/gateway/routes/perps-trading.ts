@@ -288,10 +288,11 @@ INSUFFICIENT_MARGIN; an isolated order is also funded from cross cash, never fro
 
 Trades happen at the maker's price. Market orders sweep no further than the price band and cancel the rest;
 while the index is stale (only reduce-only orders pass) the band is around the last mark, never unbounded. An order
-that reduces a position (reduce-only or not, closes included) never trades it past its bankruptcy price, the price
-at which the equity behind it (an isolated position's margin and PnL; for cross, the account's cross equity), less
-the fee of closing it, is gone: an immediate order matches no further than that price and cancels the rest (422
-NO_LIQUIDITY when nothing is within it), and a resting one may not be priced past it. A loss past it would be the
+that reduces a position (reduce-only or not, closes included) is bounded, when it is placed, by the position's
+bankruptcy price, the price at which the equity behind it (an isolated position's margin and PnL; for cross, the
+account's cross equity), less a fee set aside for closing it, is gone: an immediate order matches no further than
+that price and cancels the rest (422 NO_LIQUIDITY when nothing is within it), and a resting one may not be priced
+past it. A loss past it would be the
 insurance fund's; liquidation takes such positions instead. A resting reduce-only order reserves no margin, but
 withdrawable keeps its open loss at the mark in the account.
 Self-trade prevention (additive field selfTradePrevention): cancel_maker (default: the resting order is cancelled
