@@ -84,6 +84,8 @@ export class LinearAccount {
   private readonly counts = new Map<LinearMarket, { orders: number; triggers: number }>();
   /** Client order ids of live and recently ended orders (client-ids.ts). */
   readonly clientIds = new ClientIds();
+  /** Live reduce-only orders (resting or untriggered): margin.ts reduceOnlyOpenLoss looks only when some exist. */
+  liveReduceOnly = 0;
   private nextPositionSerial = 1;
 
   constructor(
@@ -122,6 +124,7 @@ export class LinearAccount {
     const c = this.countsOf(order.market);
     c.orders++;
     if (order.trigger !== null) c.triggers++;
+    if (order.request.reduceOnly) this.liveReduceOnly++;
   }
 
   /** Stops tracking an order that ended (filled, cancelled, expired). */
@@ -130,6 +133,7 @@ export class LinearAccount {
     const c = this.countsOf(order.market);
     c.orders--;
     if (order.trigger !== null) c.triggers--;
+    if (order.request.reduceOnly) this.liveReduceOnly--;
   }
 
   /** A conditional order fired: it is no longer counted as a trigger. */

@@ -13,7 +13,10 @@ import { reject, type Rejection } from '../errors.ts';
 import { formatDecimal, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
-import { cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, equityBehind, freeCollateral, isolatedInitial, ordersMargin, riskMark } from './margin.ts';
+import {
+  cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, equityBehind, freeCollateral, isolatedInitial, ordersMargin,
+  reduceOnlyOpenLoss, riskMark,
+} from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder, OrderRequest, Trigger } from './order.ts';
 import type { Position } from './position.ts';
@@ -167,7 +170,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     }
     // An isolated position is funded with cash: unrealised cross profit counts towards free
     // collateral, but moving it into an allocation would turn it into cash that can leave.
-    const cash = r.marginMode === 'isolated' ? crossCashOf(c.account, c.balance) : free;
+    const cash = r.marginMode === 'isolated' ? crossCashOf(c.account, c.balance) - reduceOnlyOpenLoss(c.account) : free;
     if (cash < free && cash - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
       return reject('INSUFFICIENT_MARGIN', `an isolated order is funded from cash: it needs ${formatDecimal(marginRequired)} USDC; the cross cash is ${formatDecimal(cash)}`);
     }

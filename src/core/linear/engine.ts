@@ -1002,30 +1002,10 @@ export class LinearEngine implements MatchSink {
         if (asset !== this.deps.settlementAsset) return 0n;
         const r = this.risk(accountId);
         const cash = r.balance - r.isolatedAllocated;
-        const kept = r.free - this.reduceOnlyOpenLoss(accountId);
-        const free = kept < cash ? kept : cash;
+        const free = r.free < cash ? r.free : cash; // free keeps resting reduce-only orders' open loss
         return free > 0n ? this.unitsDown(free) : 0n; // what may leave is whole units of the asset
       },
     };
-  }
-
-  /**
-   * The open loss at the mark of the account's resting cross reduce-only orders (a sell below it, a buy
-   * above it). They reserve no margin, but collateral leaving would move the position's bankruptcy
-   * price past them, and an accomplice filling one there would take the fund's money: what may
-   * leave keeps it (other resting orders reserve their open loss in the margin already).
-   */
-  private reduceOnlyOpenLoss(accountId: number): Fixed {
-    let loss = 0n;
-    for (const o of this.accounts.get(accountId)?.orders.values() ?? []) {
-      if (!o.request.reduceOnly || o.level === null || o.request.marginMode !== 'cross') continue; // isolated: its allocation's bound
-      const mark = riskMark(o.market);
-      if (mark === null) continue;
-      const price = o.market.units.price(o.priceTicks);
-      const worse = o.side === BUY ? price - mark : mark - price;
-      if (worse > 0n) loss += divRound(worse * o.market.units.size(o.remainingLots), 10n ** 18n, 'ceil');
-    }
-    return loss;
   }
 
   /** Every account's margin caches checked against a fresh computation (margin.ts marginAudit). */

@@ -437,6 +437,57 @@ describe('a user order never trades a loss onto the fund', () => {
     assert.ok(w.perps(1) > 0n);
   });
 
+  /** Account 1 (`cash`) cross long 1 BTC at 100 000, with a reduce-only sell resting at 95 000 (open loss 5 000). */
+  function longWithRestingClose(cash: string): World {
+    const w = twoMarkets(cash);
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null); // fee 50
+    w.order(1, 'sell', '1', '95000', 'cross', 'BTC-PERP', { reduceOnly: true });
+    return w;
+  }
+
+  test('an isolated position may not be funded with the cash a resting reduce-only order needs', () => {
+    const w = longWithRestingClose('10000'); // cash 9 950: 5 000 of it covers the resting sell
+    w.order(2, 'sell', '45', '4000', 'cross', 'ETH-PERP');
+    // Initial margin 7 200 + fee 90 would leave 2 660 of cash; the resting sell would then lose past it.
+    assert.equal(w.refusal(1, w.request('buy', '45', null, 'isolated', 'ETH-PERP')), 'INSUFFICIENT_MARGIN');
+    w.order(1, 'buy', '15', null, 'isolated', 'ETH-PERP'); // 2 400 + 30: the sell stays covered
+    w.entries.length = 0;
+    w.order(3, 'buy', '1', '95000'); // an accomplice lifts the resting sell
+    assert.equal(w.size(1), 0);
+    assert.equal(w.fundPaid(), 0n, 'before: the fund paid 2 349.5');
+  });
+
+  test('a resting reduce-only order\'s open loss is kept out of free collateral: no position to lose it with', () => {
+    const w = longWithRestingClose('6000'); // equity 5 950: the initial margin (2 000) and the sell's open loss (5 000) exceed it
+    w.order(3, 'sell', '10', '4000', 'cross', 'ETH-PERP');
+    // Before: the ETH long opened, was sold at a loss into an accomplice's bid, and the resting BTC
+    // sell then filled past its bound: the fund paid 998.55.
+    assert.equal(w.refusal(1, w.request('buy', '10', null, 'cross', 'ETH-PERP')), 'INSUFFICIENT_MARGIN');
+    assert.equal(w.ex.linear.risk(w.id(1)).free, fx('-1050'));
+    w.entries.length = 0;
+    w.order(3, 'buy', '1', '95000');
+    assert.equal(w.fundPaid(), 0n);
+  });
+
+  test('a loss sold on another market stops where a resting reduce-only order would end past its bound', () => {
+    const w = twoMarkets('6000');
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null); // cross long 1 BTC, fee 50
+    w.order(3, 'sell', '10', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP'); // long 10 ETH at 4 000, fee 20
+    // A reduce-only sell needs no margin: it rests at 95 000 with 5 000 of open loss, equity 5 930.
+    w.order(1, 'sell', '1', '95000', 'cross', 'BTC-PERP', { reduceOnly: true });
+    w.order(3, 'buy', '10', '3810', 'cross', 'ETH-PERP'); // the accomplice bids 4.75 % under the mark
+    // Selling there would realise 1 900 of the 930 the resting BTC sell leaves: bounded, nothing fills.
+    assert.equal(w.refusal(1, w.request('sell', '10', null, 'cross', 'ETH-PERP')), 'NO_LIQUIDITY');
+    w.entries.length = 0;
+    w.order(3, 'buy', '1', '95000');
+    assert.equal(w.fundPaid(), 0n, 'before: the fund paid 998.55');
+  });
+
   test('a short closed at its bound above the mark pays its fee out of its equity', () => {
     const w = new World();
     w.seedFund('10000');

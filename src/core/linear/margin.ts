@@ -143,14 +143,14 @@ export function accountRisk(account: LinearAccount, balance: Fixed): AccountRisk
     positionIM,
     positionMM,
     orderIM,
-    free: crossEquity - positionIM - orderIM,
+    free: crossEquity - positionIM - orderIM - reduceOnlyOpenLoss(account),
   };
 }
 
 /** accountRisk(account, balance).free, without building the report (the margin gate's question). */
 export function freeCollateral(account: LinearAccount, balance: Fixed): Fixed {
   const s = sumRisk(account);
-  return balance - s.isolatedAllocated + s.crossUnrealized - s.positionIM - s.orderIM;
+  return balance - s.isolatedAllocated + s.crossUnrealized - s.positionIM - s.orderIM - reduceOnlyOpenLoss(account);
 }
 
 /**
@@ -209,12 +209,36 @@ export function closeBoundTicks(p: Position, equity: Fixed, fee: Fixed, mark: Fi
 
 /**
  * The equity behind a position at `mark`: an isolated position's allocation plus its unrealised
- * PnL; for a cross position, the account's cross equity (its cross positions at their risk marks).
+ * PnL; for a cross position, the account's cross equity (its cross positions at their risk marks)
+ * less what its resting reduce-only orders would lose at the mark, which that equity must keep.
  */
 export function equityBehind(p: Position, account: LinearAccount, balance: Fixed, mark: Fixed): Fixed {
   if (p.marginMode === 'isolated') return p.isolatedMargin + p.unrealized(mark);
   const s = sumRisk(account);
-  return balance - s.isolatedAllocated + s.crossUnrealized;
+  return balance - s.isolatedAllocated + s.crossUnrealized - reduceOnlyOpenLoss(account);
+}
+
+/**
+ * The open loss at the mark of the account's resting cross reduce-only orders (a sell below it, a
+ * buy above it). They reserve no margin, and their bound is checked only when they are placed: so
+ * what the user does afterwards must leave it covered, or the equity behind the position would fall
+ * short of it and a fill there, an accomplice's, would be the fund's loss. Free collateral (so new
+ * orders and withdrawals), isolated allocations and the bounds of other reducing orders keep it
+ * (other resting orders reserve their open loss in the margin already; an isolated order's
+ * allocation bounds it).
+ */
+export function reduceOnlyOpenLoss(account: LinearAccount): Fixed {
+  if (account.liveReduceOnly === 0) return 0n;
+  let loss = 0n;
+  for (const o of account.orders.values()) {
+    if (!o.request.reduceOnly || o.level === null || o.request.marginMode !== 'cross') continue;
+    const mark = riskMark(o.market);
+    if (mark === null) continue;
+    const price = o.market.units.price(o.priceTicks);
+    const worse = o.side === BUY ? price - mark : mark - price;
+    if (worse > 0n) loss += divRound(worse * o.market.units.size(o.remainingLots), SCALE, 'ceil');
+  }
+  return loss;
 }
 
 export function modeKey(marketId: string, mode: MarginMode): string {

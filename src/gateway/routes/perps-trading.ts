@@ -293,8 +293,9 @@ bankruptcy price, the price at which the equity behind it (an isolated position'
 account's cross equity), less a fee set aside for closing it, is gone: an immediate order matches no further than
 that price and cancels the rest (422 NO_LIQUIDITY when nothing is within it), and a resting one may not be priced
 past it. A loss past it would be the
-insurance fund's; liquidation takes such positions instead. A resting reduce-only order reserves no margin, but
-withdrawable keeps its open loss at the mark in the account.
+insurance fund's; liquidation takes such positions instead. A resting reduce-only order reserves no initial margin,
+but its open loss at the mark is kept out of availableMargin (and so out of withdrawable and what new orders may
+use), so the position's equity always covers it.
 Self-trade prevention (additive field selfTradePrevention): cancel_maker (default: the resting order is cancelled
 and matching continues), cancel_taker, cancel_both. A stopPrice order waits (status untriggered) until the mark
 reaches stopPrice, then runs these checks and executes. takeProfitPrice/stopLossPrice attach reduce-only market
