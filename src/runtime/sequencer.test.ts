@@ -287,29 +287,41 @@ test('recovery refuses a journal with a record missing in the middle, and names 
   db.close();
 });
 
-test('a journal failure while the pipeline is full answers everything waiting: commands 503, barriers reject', async () => {
+/**
+ * A sequencer whose journal writer hangs on every append until `diskFails` rejects the pending one
+ * and reports the failure (in either order: the worker's report and the append's rejection race).
+ */
+function withFailingDisk(maxInFlight: number) {
   const db = openDatabase(join(dir, `exchange-${++files}.sqlite`));
   const journal = new Journal(db, historyProjectors(db));
   let failed: (error: Error) => void = () => undefined;
   let listener: (error: Error) => void = () => undefined;
   const writer: JournalWriter = {
-    // The first batch hangs until the disk fails; the failure is reported as the worker reports it.
     append: () => new Promise<void>((_resolve, reject) => (failed = reject)),
     whenProjected: () => Promise.resolve(),
     onFailure: (l) => (listener = l),
     close: () => Promise.resolve(),
   };
   const exchange = new Exchange(coreConfig({ depositConfirmations: 1 }));
-  const options = { earlyFlushAt: 16, maxInFlight: 1, replayCheck: 'strict' as const, onFatal: () => {} };
+  const options = { earlyFlushAt: 16, maxInFlight, replayCheck: 'strict' as const, onFatal: () => {} };
   const sequencer = new Sequencer(exchange, journal, writer, { now: () => Date.UTC(2026, 10, 22) }, options);
+  const diskFails = (order: 'listener first' | 'append first') => {
+    const error = new Error('disk I/O error (injected)');
+    if (order === 'listener first') listener(error);
+    failed(error);
+    if (order === 'append first') listener(error);
+  };
+  return { db, sequencer, diskFails };
+}
+
+test('a journal failure while the pipeline is full answers everything waiting: commands 503, barriers reject', async () => {
+  const { db, sequencer, diskFails } = withFailingDisk(1);
   const first = sequencer.submit(deposit(0));
   await settle(); // the first batch is in flight: the pipeline is full
   const second = sequencer.submit(deposit(1));
   const barrier = sequencer.barrier().then(() => 'resolved', () => 'rejected');
   await settle();
-  const error = new Error('disk I/O error (injected)');
-  listener(error); // the worker reports the failure before the append promise settles
-  failed(error);
+  diskFails('listener first'); // the worker reports the failure before the append promise settles
   // Before: the second command and the barrier waited forever (the full pipeline kept them unsent).
   assert.deepEqual(await Promise.all([first, second].map((p) => p.then((o) => (o.ok ? 'ok' : o.code)))), ['UNAVAILABLE', 'UNAVAILABLE']);
   assert.equal(await barrier, 'rejected');
@@ -318,26 +330,12 @@ test('a journal failure while the pipeline is full answers everything waiting: c
 });
 
 test('a read waiting behind a batch that fails is refused, though its own group was written', async () => {
-  const db = openDatabase(join(dir, `exchange-${++files}.sqlite`));
-  const journal = new Journal(db, historyProjectors(db));
-  let failed: (error: Error) => void = () => undefined;
-  let listener: (error: Error) => void = () => undefined;
-  const writer: JournalWriter = {
-    append: () => new Promise<void>((_resolve, reject) => (failed = reject)),
-    whenProjected: () => Promise.resolve(),
-    onFailure: (l) => (listener = l),
-    close: () => Promise.resolve(),
-  };
-  const exchange = new Exchange(coreConfig({ depositConfirmations: 1 }));
-  const options = { earlyFlushAt: 16, maxInFlight: 4, replayCheck: 'strict' as const, onFatal: () => {} };
-  const sequencer = new Sequencer(exchange, journal, writer, { now: () => Date.UTC(2026, 10, 22) }, options);
+  const { db, sequencer, diskFails } = withFailingDisk(4);
   const deposit0 = sequencer.submit(deposit(0));
   await settle(); // its batch is in flight; the pipeline has room
   const barrier = sequencer.barrier().then(() => 'resolved', () => 'rejected'); // a read that shows the deposit
   await settle(); // the barrier's group (no commands) is sent behind it
-  const error = new Error('disk I/O error (injected)');
-  failed(error);
-  listener(error);
+  diskFails('append first');
   assert.equal((await deposit0).ok ? 'ok' : 'refused', 'refused');
   assert.equal(await barrier, 'rejected', 'before: resolved, and the read showed a deposit that was never written');
   db.close();
