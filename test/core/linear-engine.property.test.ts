@@ -40,7 +40,7 @@ import type { ExchangeEvent } from '../../src/core/events.ts';
 import { Exchange, type Outcome, type ResultOf } from '../../src/core/exchange.ts';
 import type { CancelFilter, PlaceResult, QuoteResult } from '../../src/core/linear/engine.ts';
 import { FUND_ACCOUNT } from '../../src/core/linear/lifecycle.ts';
-import { closeBoundTicks, closingNotional, equityBehind } from '../../src/core/linear/margin.ts';
+import { closeBoundTicks, closingNotional } from '../../src/core/linear/margin.ts';
 import type { LinearOrder, OrderRequest } from '../../src/core/linear/order.ts';
 import type { MarketSpec } from '../../src/core/markets.ts';
 import { fx, type Fixed } from '../../src/core/money.ts';
@@ -322,7 +322,7 @@ class Model implements MatchSink {
    * The bankruptcy price (ticks) of the position an order would reduce, or NO_BOUND: money the
    * model does not track, so the Run reads it from the engine's state when the model predicts.
    */
-  bound: (acct: number, r: OrderRequest, anchor: Fixed) => number = () => NO_BOUND;
+  bound: (acct: number, r: OrderRequest, anchor: Fixed, lots: number) => number = () => NO_BOUND;
 
   private hit(path: string): void {
     this.paths.set(path, (this.paths.get(path) ?? 0) + 1);
@@ -488,7 +488,7 @@ class Model implements MatchSink {
     // A user order never trades a position beyond its bankruptcy price: a resting order priced past
     // it is refused, an immediate one matches no further than it.
     const anchor = mark ?? this.lastMark(r.marketId);
-    const bound = anchor === null ? NO_BOUND : this.bound(acct, r, anchor);
+    const bound = anchor === null ? NO_BOUND : this.bound(acct, r, anchor, e.lots);
     const past = bound !== NO_BOUND && (r.side === BUY ? e.limitTicks > bound : e.limitTicks < bound);
     if (past && r.type === 'limit' && r.timeInForce === 'gtc') {
       this.hit('refused past the bankruptcy price');
@@ -837,14 +837,14 @@ class Run {
 
   constructor() {
     this.model.lastMark = (marketId) => this.ex.linear.markets.get(marketId)?.riskMark ?? null;
-    this.model.bound = (acct, r, anchor) => {
+    this.model.bound = (acct, r, anchor, lots) => {
       const id = this.ex.accounts.find(ADDRESSES[acct]!)?.id;
       const account = id === undefined ? undefined : this.ex.linear.findAccount(id);
       const p = account?.position(this.ex.linear.markets.get(r.marketId)!, r.marginMode);
       if (account === undefined || p === undefined || p.size === 0 || (p.size > 0) === (r.side === BUY)) return NO_BOUND;
       const { fees, volumes } = this.ex.linear.deps;
       const fee = fees.fee(closingNotional(p, anchor), fees.rateFor(volumes.volume30d(account.id, this.time), 'taker'));
-      return closeBoundTicks(p, equityBehind(p, account, this.ex.linear.balance(account.id), anchor), fee, anchor);
+      return closeBoundTicks(p, account, this.ex.linear.balance(account.id), fee, anchor, lots);
     };
     this.apply({ type: 'index.publish', underlying: 'BTC', price: this.index, sourceTs: this.time });
     ADDRESSES.forEach((account, i) => {

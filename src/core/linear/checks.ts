@@ -14,7 +14,7 @@ import { formatDecimal, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
 import {
-  cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, equityBehind, freeCollateral, isolatedInitial, ordersMargin,
+  cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, freeCollateral, isolatedInitial, ordersMargin,
   reduceOnlyOpenLoss, riskMark,
 } from './margin.ts';
 import type { LinearMarket } from './market.ts';
@@ -138,7 +138,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   // insurance fund's and the counterparty's gain. An immediate order matches no further than it (the
   // rest is cancelled); a resting order may not be priced beyond it. Conditional orders are bounded
   // when they fire.
-  const bankruptcy = trigger === null && anchor !== null ? reducingBound(r, position, c, anchor) : NO_BOUND;
+  const bankruptcy = trigger === null && anchor !== null ? reducingBound(r, position, c, anchor, lots) : NO_BOUND;
   if (!immediate && beyond(r.side, priceTicks, bankruptcy)) {
     return reject('INSUFFICIENT_MARGIN', `a ${r.side === BUY ? 'buy' : 'sell'} at ${formatDecimal(r.price!)} would close the position beyond its bankruptcy price ${formatDecimal(units.price(bankruptcy))}`);
   }
@@ -263,10 +263,10 @@ const NO_BOUND = -1;
  * The bankruptcy price (ticks) of the position the order would reduce, or NO_BOUND: where the
  * equity behind it, less the fee of closing it all (the fill pays one, taker or maker), is gone.
  */
-function reducingBound(r: OrderRequest, position: Position | undefined, c: CheckContext, mark: Fixed): number {
+function reducingBound(r: OrderRequest, position: Position | undefined, c: CheckContext, mark: Fixed, lots: number): number {
   if (position === undefined || position.size === 0 || (position.size > 0) === (r.side === BUY)) return NO_BOUND;
   const fee = c.fee(closingNotional(position, mark), c.feeRate('taker'));
-  return closeBoundTicks(position, equityBehind(position, c.account, c.balance, mark), fee, mark);
+  return closeBoundTicks(position, c.account, c.balance, fee, mark, lots);
 }
 
 /** Whether `ticks` is past the bound on the losing side: a sell below it, a buy above it. */

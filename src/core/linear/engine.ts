@@ -27,7 +27,7 @@ import { PendingSums, TouchedSet } from '../touched.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
-import { accountRisk, crossCashOf, isolatedInitial, marginAudit, riskMark } from './margin.ts';
+import { accountRisk, crossCashOf, isolatedInitial, marginAudit, reduceOnlyOpenLoss, riskMark } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
@@ -995,7 +995,9 @@ export class LinearEngine implements MatchSink {
       locked: (accountId: number, asset: string): Fixed => {
         if (asset !== this.deps.settlementAsset) return 0n;
         const r = this.risk(accountId);
-        const used = r.isolatedAllocated + r.positionIM + r.orderIM;
+        const account = this.accounts.get(accountId);
+        // Resting reduce-only orders' open loss is held like margin (margin.ts reduceOnlyOpenLoss).
+        const used = r.isolatedAllocated + r.positionIM + r.orderIM + (account === undefined ? 0n : reduceOnlyOpenLoss(account));
         return used < 0n ? 0n : used > r.balance ? (r.balance < 0n ? 0n : r.balance) : used;
       },
       transferable: (accountId: number, asset: string): Fixed => {

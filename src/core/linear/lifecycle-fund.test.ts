@@ -427,6 +427,7 @@ describe('a user order never trades a loss onto the fund', () => {
     // 9 950 − initial margin 2 000 − the resting sell's open loss at the mark 5 000. Before: 7 950,
     // which moved the bankruptcy price to 98 000, past the resting sell.
     assert.equal(transferable, fx('2950'));
+    assert.equal(w.ex.linear.holds().locked(w.id(1), 'USDC'), fx('7000'), 'the open loss is held like margin (before: 2 000)');
     const more = w.ex.execute({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: transferable + fx('1') }, w.now);
     assert.equal(more.ok ? 'accepted' : more.code, 'INSUFFICIENT_BALANCE');
     w.run({ type: 'wallet.transfer', account: addr(1), from: 'perps', to: 'wallet', amount: transferable });
@@ -486,6 +487,24 @@ describe('a user order never trades a loss onto the fund', () => {
     w.entries.length = 0;
     w.order(3, 'buy', '1', '95000');
     assert.equal(w.fundPaid(), 0n, 'before: the fund paid 998.55');
+  });
+
+  test('a position\'s own resting reduce-only orders are not counted twice: split closes rest, a full close still fills', () => {
+    const w = twoMarkets('6000');
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null); // cross long 1 BTC, equity 5 950
+    w.order(1, 'sell', '0.5', '96000', 'cross', 'BTC-PERP', { reduceOnly: true });
+    // The first half is taken as filled: the second is bounded by what is left (before: refused,
+    // though one order of 1 at 96 000 was accepted).
+    w.order(1, 'sell', '0.5', '96000', 'cross', 'BTC-PERP', { reduceOnly: true });
+    w.order(3, 'buy', '1', '95000');
+    w.entries.length = 0;
+    // A full close (a stop-loss fires the same way) trades the whole position; the resting halves go
+    // with it. Before: NO_LIQUIDITY, their loss counted against the whole position as well.
+    w.order(1, 'sell', '1', null, 'cross', 'BTC-PERP', { reduceOnly: true });
+    assert.equal(w.size(1), 0);
+    assert.equal(w.fundPaid(), 0n);
   });
 
   test('a short closed at its bound above the mark pays its fee out of its equity', () => {

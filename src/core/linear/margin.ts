@@ -20,6 +20,7 @@ import { divRound, type Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
 import type { LinearAccount, OrderTotals } from './account.ts';
 import type { LinearMarket } from './market.ts';
+import type { LinearOrder } from './order.ts';
 import type { Position } from './position.ts';
 
 export interface AccountRisk {
@@ -181,8 +182,8 @@ export function isolatedInitial(market: LinearMarket, lots: number, mark: Fixed)
  * limit, and the bound of every user order that reduces the position (checks.ts): a fill beyond it
  * is a loss the insurance fund would pay and the counterparty would keep.
  */
-export function bankruptcyTicks(p: Position, equity: Fixed, mark: Fixed): number {
-  const size = p.market.units.size(p.size);
+export function bankruptcyTicks(p: Position, equity: Fixed, mark: Fixed, lots = Math.abs(p.size)): number {
+  const size = p.market.units.size(p.size > 0 ? lots : -lots);
   const price = mark - divRound(equity * SCALE, size, 'trunc');
   const tick = p.market.units.tick;
   const ticks = p.size > 0 ? divRound(price, tick, 'ceil') : divRound(price, tick, 'floor');
@@ -203,8 +204,32 @@ export function closingNotional(p: Position, mark: Fixed): Fixed {
  * (`fee`: the taker rate on `closingNotional`, what any order may pay) is set aside, so the fill's
  * fee is paid by the equity too.
  */
-export function closeBoundTicks(p: Position, equity: Fixed, fee: Fixed, mark: Fixed): number {
-  return bankruptcyTicks(p, fee > 0n ? equity - fee : equity, mark);
+export function closeBoundTicks(p: Position, account: LinearAccount, balance: Fixed, fee: Fixed, mark: Fixed, newLots: number): number {
+  let equity = equityBehind(p, account, balance, mark);
+  let lots = Math.abs(p.size);
+  if (p.marginMode === 'cross' && account.liveReduceOnly > 0) {
+    // The position's own resting reduce-only orders: equityBehind kept their loss out along with the
+    // other positions'. Those the new order leaves standing (trimmed to what remains of the position)
+    // are taken as filled already, their loss and their lots; the rest will be trimmed away. Counting
+    // them against the whole position as well would refuse a stop-loss that closes it all.
+    const own = ownReduceOnly(p, account, mark);
+    const kept = Math.min(own.lots, Math.max(0, lots - newLots));
+    if (kept === 0) equity += own.loss;
+    else lots -= kept;
+  }
+  return bankruptcyTicks(p, fee > 0n ? equity - fee : equity, mark, lots);
+}
+
+/** Lots and open loss at `mark` of the resting reduce-only orders that reduce `p`. */
+function ownReduceOnly(p: Position, account: LinearAccount, mark: Fixed): { lots: number; loss: Fixed } {
+  let lots = 0;
+  let loss = 0n;
+  for (const o of account.orders.values()) {
+    if (!o.request.reduceOnly || o.level === null || o.market !== p.market || o.request.marginMode !== p.marginMode) continue;
+    lots += o.remainingLots;
+    loss += openLossOf(o, mark);
+  }
+  return { lots, loss };
 }
 
 /**
@@ -233,12 +258,16 @@ export function reduceOnlyOpenLoss(account: LinearAccount): Fixed {
   for (const o of account.orders.values()) {
     if (!o.request.reduceOnly || o.level === null || o.request.marginMode !== 'cross') continue;
     const mark = riskMark(o.market);
-    if (mark === null) continue;
-    const price = o.market.units.price(o.priceTicks);
-    const worse = o.side === BUY ? price - mark : mark - price;
-    if (worse > 0n) loss += divRound(worse * o.market.units.size(o.remainingLots), SCALE, 'ceil');
+    if (mark !== null) loss += openLossOf(o, mark);
   }
   return loss;
+}
+
+/** What a resting order would lose at `mark` if it filled (a sell below it, a buy above it). */
+function openLossOf(o: LinearOrder, mark: Fixed): Fixed {
+  const price = o.market.units.price(o.priceTicks);
+  const worse = o.side === BUY ? price - mark : mark - price;
+  return worse > 0n ? divRound(worse * o.market.units.size(o.remainingLots), SCALE, 'ceil') : 0n;
 }
 
 export function modeKey(marketId: string, mode: MarginMode): string {
