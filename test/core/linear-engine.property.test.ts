@@ -17,6 +17,7 @@
  * every order status and size, the resting book level by level, and every position.
  *
  * After every command it also checks: ledger sums to zero per asset, no negative user bucket, the
+ * engine's own audit (cached margins, the live reduce-only count), the
  * engine book's own invariants (never crossed), filled + remaining + cancelled = original for
  * every order, an accepted FOK fills completely, reduce-only fills never grow or flip a position,
  * sum of longs = sum of shorts = market open interest, the resting-order totals equal a
@@ -323,6 +324,12 @@ class Model implements MatchSink {
    * model does not track, so the Run reads it from the engine's state when the model predicts.
    */
   bound: (acct: number, r: OrderRequest, anchor: Fixed, lots: number) => number = () => NO_BOUND;
+  /**
+   * The matching limit the engine used for an order in the current command, if it executed it. A
+   * conditional order fires inside a command whose end state the model reads, so for a fired order
+   * the bound (money, at the state it fired in) is taken from the engine.
+   */
+  executedLimit: (orderId: number) => number | undefined = () => undefined;
 
   private hit(path: string): void {
     this.paths.set(path, (this.paths.get(path) ?? 0) + 1);
@@ -694,6 +701,13 @@ class Model implements MatchSink {
       const spec = SPECS.get(marketId)!;
       const request = { ...o.request, stopPrice: null, quantity: BigInt(o.remaining) * stepOf(spec) };
       const e = this.expect(o.acct, request, mark, true);
+      const limit = this.executedLimit(o.id);
+      if (limit !== undefined && (e.pre === null || e.pre === 'INSUFFICIENT_MARGIN')) {
+        if (limit !== e.limitTicks) this.hit('fired order bounded as the engine found it');
+        e.pre = null;
+        e.limitTicks = limit;
+        e.post = this.predictPost(o.acct, request, e.lots, limit);
+      }
       const reason = engineOrders.get(String(o.id))?.rejectReason ?? null;
       if (lifecycleActed && reason !== (e.pre ?? e.post)) {
         this.hit('trigger verdict taken from the engine (lifecycle acted)');
@@ -834,9 +848,19 @@ class Run {
   index = fx('100000');
   private txs = 0;
   readonly stats = new Map<string, number>();
+  /** Order id → the matching limit the engine executed it with, in the current command. */
+  private readonly executedLimits = new Map<number, number>();
 
   constructor() {
     this.model.lastMark = (marketId) => this.ex.linear.markets.get(marketId)?.riskMark ?? null;
+    // Record the matching limit of every order the engine executes (its private execute step).
+    const engine = this.ex.linear as unknown as { execute(order: LinearOrder, limitTicks: number): void };
+    const execute = engine.execute.bind(engine);
+    engine.execute = (order, limitTicks) => {
+      this.executedLimits.set(order.id, limitTicks);
+      execute(order, limitTicks);
+    };
+    this.model.executedLimit = (id) => this.executedLimits.get(id);
     this.model.bound = (acct, r, anchor, lots) => {
       const id = this.ex.accounts.find(ADDRESSES[acct]!)?.id;
       const account = id === undefined ? undefined : this.ex.linear.findAccount(id);
@@ -864,6 +888,7 @@ class Run {
     const before = command.type.startsWith('perp.') ? dump(this.ex) : null;
     this.model.now = this.time;
     this.model.fills = [];
+    this.executedLimits.clear();
     const outcome = this.ex.execute<T>(command, this.time);
     if (outcome.ok) {
       this.journal.push({ ts: this.ex.now(), text: encode(command) });
@@ -1106,6 +1131,9 @@ class Run {
     for (const [asset, total] of ex.ledger.totalsByAsset()) {
       assert.equal(total, 0n, `${where}: ledger total ${asset}`);
     }
+    // The engine's own bookkeeping: cached margins and the live reduce-only count (stops and TP/SL
+    // exits fire here, which the margin-cache property test does not generate).
+    assert.deepEqual(ex.linear.audit(false), [], `${where}: engine audit`);
     assert.deepEqual(ex.ledger.negativeUserAccounts(), [], `${where}: negative user bucket`);
     // fills, in order
     const fills = out.ok ? out.events.flatMap((ev) => (ev.type === 'fill' ? [ev.fill] : [])) : [];

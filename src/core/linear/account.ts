@@ -84,7 +84,10 @@ export class LinearAccount {
   private readonly counts = new Map<LinearMarket, { orders: number; triggers: number }>();
   /** Client order ids of live and recently ended orders (client-ids.ts). */
   readonly clientIds = new ClientIds();
-  /** Live reduce-only orders (resting or untriggered): margin.ts reduceOnlyOpenLoss looks only when some exist. */
+  /**
+   * Live reduce-only orders not waiting for a trigger (TP/SL exits count once they fire): margin.ts
+   * reduceOnlyOpenLoss walks the account's orders only while some exist. Audited (engine.audit).
+   */
   liveReduceOnly = 0;
   private nextPositionSerial = 1;
 
@@ -124,7 +127,7 @@ export class LinearAccount {
     const c = this.countsOf(order.market);
     c.orders++;
     if (order.trigger !== null) c.triggers++;
-    if (order.request.reduceOnly) this.liveReduceOnly++;
+    if (order.request.reduceOnly && order.trigger === null) this.liveReduceOnly++;
   }
 
   /** Stops tracking an order that ended (filled, cancelled, expired). */
@@ -133,12 +136,13 @@ export class LinearAccount {
     const c = this.countsOf(order.market);
     c.orders--;
     if (order.trigger !== null) c.triggers--;
-    if (order.request.reduceOnly) this.liveReduceOnly--;
+    if (order.request.reduceOnly && order.trigger === null) this.liveReduceOnly--;
   }
 
   /** A conditional order fired: it is no longer counted as a trigger. */
   triggered(order: LinearOrder): void {
     this.countsOf(order.market).triggers--;
+    if (order.request.reduceOnly) this.liveReduceOnly++;
   }
 
   liveCounts(market: LinearMarket): { readonly orders: number; readonly triggers: number } {

@@ -1013,7 +1013,12 @@ export class LinearEngine implements MatchSink {
   /** Every account's margin caches checked against a fresh computation (margin.ts marginAudit). */
   audit(recount: boolean): string[] {
     const errors: string[] = [];
-    for (const account of this.accounts.values()) errors.push(...marginAudit(account, recount));
+    for (const account of this.accounts.values()) {
+      errors.push(...marginAudit(account, recount));
+      let reduceOnly = 0;
+      for (const o of account.orders.values()) if (o.request.reduceOnly && o.trigger === null) reduceOnly++;
+      if (reduceOnly !== account.liveReduceOnly) errors.push(`account ${account.id}: ${account.liveReduceOnly} live reduce-only orders counted, ${reduceOnly} held`);
+    }
     return errors;
   }
 
