@@ -140,7 +140,7 @@ export class Sequencer {
   }
 
   submit<T extends CommandType>(command: CommandOf<T>): Promise<Outcome<ResultOf<T>>> {
-    if (this.fatal !== null) return Promise.resolve(reject('UNAVAILABLE', 'the exchange core has stopped'));
+    if (this.fatal !== null) return Promise.resolve(STOPPED);
     let outcome: Outcome<ResultOf<T>>;
     try {
       outcome = this.exchange.execute(command, this.clock.now());
@@ -232,7 +232,7 @@ export class Sequencer {
     // A barrier covers every command applied before it, including those of a batch ahead of it that
     // failed: once the core has stopped, no barrier can vouch for what the read it guards shows.
     const stopped = this.fatal !== null;
-    for (const r of replies) r.resolve(stopped && r.outcome === BARRIER ? reject('UNAVAILABLE', 'the exchange core has stopped') : r.outcome);
+    for (const r of replies) r.resolve(stopped && r.outcome === BARRIER ? STOPPED : r.outcome);
     for (const item of batch) for (const l of this.listeners) l(item.events, item.command);
   }
 
@@ -253,7 +253,7 @@ export class Sequencer {
     this.fatal = error ?? new Error('fatal');
     // What the flush could not send (the pipeline was full) will never be written: answer it now
     // (reads waiting on a barrier reject), rather than leave its callers waiting forever.
-    for (const r of this.replies) r.resolve(reject('UNAVAILABLE', 'the exchange core has stopped'));
+    for (const r of this.replies) r.resolve(STOPPED);
     this.replies = [];
     this.batch = [];
     void this.tail.finally(() => this.options.onFatal(error));
@@ -261,5 +261,7 @@ export class Sequencer {
 }
 
 const BARRIER: Rejection = reject('INTERNAL', 'barrier');
+/** The answer to every command (and barrier) once the core has stopped. */
+const STOPPED: Rejection = reject('UNAVAILABLE', 'the exchange core has stopped');
 /** Commands per history transaction when recovery projects what a crash left unprojected. */
 const RECOVERY_PROJECTION_BATCH = 1024;

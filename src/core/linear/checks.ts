@@ -170,9 +170,11 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     }
     // An isolated position is funded with cash: unrealised cross profit counts towards free
     // collateral, but moving it into an allocation would turn it into cash that can leave.
-    const cash = r.marginMode === 'isolated' ? crossCashOf(c.account, c.balance) - reduceOnlyOpenLoss(c.account) : free;
-    if (cash < free && cash - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
-      return reject('INSUFFICIENT_MARGIN', `an isolated order is funded from cash: it needs ${formatDecimal(marginRequired)} USDC; the cross cash is ${formatDecimal(cash)}`);
+    if (r.marginMode === 'isolated') {
+      const cash = crossCashOf(c.account, c.balance) - reduceOnlyOpenLoss(c.account);
+      if (cash - marginRequired - (feeReserve > 0n ? feeReserve : 0n) < 0n) {
+        return reject('INSUFFICIENT_MARGIN', `an isolated order is funded from cash: it needs ${formatDecimal(marginRequired)} USDC; the cross cash is ${formatDecimal(cash)}`);
+      }
     }
   }
   if (trigger !== null) return null;

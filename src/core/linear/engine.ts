@@ -18,7 +18,7 @@ import { CommandChanges } from '../command-changes.ts';
 import type { ExchangeEvent } from '../events.ts';
 import { systemAccount, userAccount, type Ledger } from '../ledger/ledger.ts';
 import type { MarketSpec } from '../markets.ts';
-import { divRound, roundTo, type Fixed } from '../money.ts';
+import { roundTo, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
@@ -27,7 +27,7 @@ import { PendingSums, TouchedSet } from '../touched.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
-import { accountRisk, crossCashOf, isolatedInitial, marginAudit, reduceOnlyOpenLoss, riskMark } from './margin.ts';
+import { accountRisk, crossCashOf, isolatedInitial, marginAudit, openLossAt, reduceOnlyOpenLoss, riskMark } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
@@ -108,7 +108,7 @@ export class LinearEngine implements MatchSink {
   private pendingPnlMarket: LinearMarket | null = null;
   private readonly pendingFees = new PendingSums<number>();
   private readonly pendingPositions = new TouchedSet<Position>();
-  /** Fees of fills that opened isolated positions, paid by the cross pool as far as it holds them. */
+  /** What opening isolated positions took from the cross pool this command: initial margin and fees (settleOpeningCharges). */
   private readonly pendingOpeningCharges = new PendingSums<Position>();
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: readonly FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
@@ -1030,9 +1030,7 @@ export class LinearEngine implements MatchSink {
 /** What `lots` just opened at `price` lose at the market's risk mark (0 when they fill at or better than it). */
 function openLossAtMark(p: Position, lots: number, price: Fixed): Fixed {
   const mark = riskMark(p.market);
-  if (mark === null) return 0n;
-  const worse = p.size > 0 ? price - mark : mark - price;
-  return worse > 0n ? divRound(worse * p.market.units.size(lots), 10n ** 18n, 'ceil') : 0n;
+  return mark === null ? 0n : openLossAt(p.market, p.size > 0, price, lots, mark);
 }
 
 /** Whether a signed trade of `lots` against a position of `size` only reduces it (no open, no flip). */

@@ -18,7 +18,7 @@ import { coreConfig } from '../../config/core.ts';
 import type { Command } from '../commands.ts';
 import { Exchange } from '../exchange.ts';
 import { systemAccount, type LedgerEntry } from '../ledger/ledger.ts';
-import { fx, type Fixed } from '../money.ts';
+import { formatDecimal, fx, type Fixed } from '../money.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import type { MarginMode } from '../records.ts';
 import type { OrderRequest } from './order.ts';
@@ -130,6 +130,16 @@ class World {
   perps(n: number): Fixed {
     return this.ex.ledger.userBalance(this.id(n), 'perps', 'USDC');
   }
+}
+
+/** BTC at 100 000, a 10 000 fund, account 1 holding `cash` and account 2 a million. */
+function btcMarket(cash: string): World {
+  const w = new World();
+  w.seedFund('10000');
+  w.index('100000');
+  w.fund(1, cash);
+  w.fund(2, '1000000');
+  return w;
 }
 
 /** BTC at 100 000 and ETH at 4 000, a 10 000 fund, account 1 holding `cash` and account 2 a million. */
@@ -385,11 +395,7 @@ describe('a user order never trades a loss onto the fund', () => {
   // all the margin the gate reserved for it.
   /** Account 1: an isolated long of 1 BTC at 100 000 (allocation 2 000, bankruptcy 98 000) and `cross` of cross cash. */
   function isolatedLong(cross: string): World {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.fund(1, String(Number(cross) + 2050));
-    w.fund(2, '1000000');
+    const w = btcMarket(formatDecimal(fx(cross) + fx('2050')));
     w.order(2, 'sell', '1', '100000');
     w.order(1, 'buy', '1', null, 'isolated'); // fee 50 from the cross cash
     assert.equal(w.position(1, 'isolated')!.isolatedMargin, fx('2000'));
@@ -414,11 +420,7 @@ describe('a user order never trades a loss onto the fund', () => {
   }
 
   test('collateral may not leave so far that a resting reduce-only order ends past the bankruptcy price', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.fund(1, '10000');
-    w.fund(2, '1000000');
+    const w = btcMarket('10000');
     w.fund(3, '1000000');
     w.order(2, 'sell', '1', '100000');
     w.order(1, 'buy', '1', null); // cross, fee 50: cash 9 950, bankruptcy 90 050
@@ -508,11 +510,7 @@ describe('a user order never trades a loss onto the fund', () => {
   });
 
   test('a short closed at its bound above the mark pays its fee out of its equity', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.fund(1, '2100');
-    w.fund(2, '1000000');
+    const w = btcMarket('2100');
     w.order(2, 'buy', '1', '100000');
     w.order(1, 'sell', '1', null); // cross short, fee 50: equity 2 050
     // Bound: 100 000 + (2 050 − 52.5 set aside) = 101 997.5. The fee there is 50.99875: set aside on
@@ -533,11 +531,7 @@ describe('a user order never trades a loss onto the fund', () => {
   });
 
   test('a cross close below the account\'s bankruptcy price finds no liquidity', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.fund(1, '2100');
-    w.fund(2, '1000000');
+    const w = btcMarket('2100');
     w.order(2, 'sell', '1', '100000');
     w.order(1, 'buy', '1', null); // cross, fee 50: equity 2 050, bankruptcy 97 950
     w.order(2, 'buy', '1', '95000');
@@ -549,11 +543,7 @@ describe('a user order never trades a loss onto the fund', () => {
   });
 
   test('an isolated buy above the mark opens with its open loss in the allocation, as the gate reserved it', () => {
-    const w = new World();
-    w.seedFund('10000');
-    w.index('100000');
-    w.fund(1, '10000');
-    w.fund(2, '1000000');
+    const w = btcMarket('10000');
     w.order(2, 'sell', '1', '104900'); // the only ask, 4.9 % above the mark
     const preview = w.ex.previewPerpOrder(addr(1), w.request('buy', '1', null, 'isolated'), w.now + 1000);
     assert.equal(preview.plan?.marginRequired, fx('6998'), 'initial margin 2 098 at the price, plus the open loss 4 900');

@@ -263,11 +263,15 @@ export function reduceOnlyOpenLoss(account: LinearAccount): Fixed {
   return loss;
 }
 
-/** What a resting order would lose at `mark` if it filled (a sell below it, a buy above it). */
+/** What a resting order would lose at `mark` if it filled. */
 function openLossOf(o: LinearOrder, mark: Fixed): Fixed {
-  const price = o.market.units.price(o.priceTicks);
-  const worse = o.side === BUY ? price - mark : mark - price;
-  return worse > 0n ? divRound(worse * o.market.units.size(o.remainingLots), SCALE, 'ceil') : 0n;
+  return openLossAt(o.market, o.side === BUY, o.market.units.price(o.priceTicks), o.remainingLots, mark);
+}
+
+/** What `lots` bought (or sold) at `price` lose at `mark`: a buy above it, a sell below it; else 0. */
+export function openLossAt(market: LinearMarket, buy: boolean, price: Fixed, lots: number, mark: Fixed): Fixed {
+  const worse = buy ? price - mark : mark - price;
+  return worse > 0n ? divRound(worse * market.units.size(lots), SCALE, 'ceil') : 0n;
 }
 
 export function modeKey(marketId: string, mode: MarginMode): string {
