@@ -90,6 +90,12 @@ export class PendingSums<K> {
     this.sums[at]! += amount;
   }
 
+  /** The running sum of `key` (0 when it has none). */
+  sumOf(key: K): bigint {
+    const at = this.keys.indexOf(key);
+    return at < 0 ? 0n : this.sums[at]!;
+  }
+
   keyAt(i: number): K {
     return this.keys.at(i);
   }

@@ -35,7 +35,7 @@ import { decode, encode } from '../../src/adapters/store/codec.ts';
 import { coreConfig } from '../../src/config/core.ts';
 import { NaiveBook } from '../../src/core/book/naive-book.ts';
 import { BookOrder, BUY, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, SELL } from '../../src/core/book/order-book.ts';
-import type { MatchSink, SelfTradePrevention, Side } from '../../src/core/book/order-book.ts';
+import type { MakerCancel, MatchSink, SelfTradePrevention, Side } from '../../src/core/book/order-book.ts';
 import type { Command } from '../../src/core/commands.ts';
 import type { ExchangeEvent } from '../../src/core/events.ts';
 import { Exchange, type Outcome, type ResultOf } from '../../src/core/exchange.ts';
@@ -330,6 +330,13 @@ class Model implements MatchSink {
    * the bound (money, at the state it fired in) is taken from the engine.
    */
   executedLimit: (orderId: number) => number | undefined = () => undefined;
+  /**
+   * Whether the engine would let a resting order fill at its price now (its bankruptcy bound, money
+   * the model does not track): asked before a command, for the fill-or-kill and liquidity checks.
+   */
+  makerAdmits: (orderId: number) => boolean = () => true;
+  /** Resting orders the engine refused at the match in the current command (cancelled, not filled). */
+  readonly refused = new Set<number>();
 
   private hit(path: string): void {
     this.paths.set(path, (this.paths.get(path) ?? 0) + 1);
@@ -424,14 +431,20 @@ class Model implements MatchSink {
     if (r.postOnly && book.wouldCross(r.side, priceTicks)) return 'POST_ONLY_WOULD_CROSS';
     if (r.timeInForce === 'fok') {
       const fillable = this.fokFillable(acct, r, lots, limitTicks);
-      const plain = book.fillableLots(r.side, limitTicks, lots, acct, r.selfTradePrevention);
+      const plain = book.fillableLots(r.side, limitTicks, lots, acct, r.selfTradePrevention, this.admitted);
       if (fillable < plain) this.hit('fok starved by upkeep');
       if (fillable < lots) return 'FOK_NOT_FILLED';
     } else if (r.timeInForce === 'ioc' || r.type === 'market') {
-      if (book.fillableLots(r.side, limitTicks, 1, acct, r.selfTradePrevention) === 0) return 'NO_LIQUIDITY';
+      if (book.fillableLots(r.side, limitTicks, 1, acct, r.selfTradePrevention, this.admitted) === 0) return 'NO_LIQUIDITY';
     }
     return null;
   }
+
+  private readonly admitted = (node: BookOrder): boolean => {
+    const ok = this.makerAdmits(node.id);
+    if (!ok) this.hit('maker to be refused skipped by a prediction');
+    return ok;
+  };
 
   /**
    * Lots a fill-or-kill taker would get: a walk of the naive book that applies the reduce-only
@@ -448,6 +461,7 @@ class Model implements MatchSink {
       const beyond = r.side === BUY ? node.priceTicks > limitTicks : node.priceTicks < limitTicks;
       if (left === 0 || beyond) return void (done = true);
       if (node.owner === acct) return void (done = r.selfTradePrevention !== 'cancel_maker');
+      if (!this.admitted(node)) return;
       const available = remaining.get(node.id) ?? node.remainingLots;
       const take = Math.min(available, left);
       if (take === 0) return;
@@ -578,10 +592,21 @@ class Model implements MatchSink {
     this.end(o, 'cancelled');
   }
 
-  onMakerCancelled(node: BookOrder): void {
-    this.hit('self-trade maker cancel');
+  /** A maker the engine refused at the match must be one that reduces its owner's position. */
+  admits(node: BookOrder): boolean {
+    if (!this.refused.has(node.id)) return true;
+    const maker = this.orders.get(node.id)!;
+    const q = maker.request;
+    const size = this.position(maker.acct, q.marketId, q.marginMode);
+    assert.ok(size !== 0 && (size > 0) !== (q.side === BUY), `refused maker ${node.id} does not reduce a position (${size})`);
+    return false;
+  }
+
+  onMakerCancelled(node: BookOrder, why: MakerCancel): void {
+    this.hit(why === 'refused' ? 'maker refused at its bankruptcy bound' : 'self-trade maker cancel');
     const maker = this.orders.get(node.id)!;
     maker.node = null;
+    if (why === 'refused') maker.rejectReason = 'INSUFFICIENT_MARGIN';
     this.end(maker, 'cancelled');
   }
 
@@ -861,6 +886,20 @@ class Run {
       execute(order, limitTicks);
     };
     this.model.executedLimit = (id) => this.executedLimits.get(id);
+    // Record the makers the engine refuses at the match, and ask it (before a command) which it would.
+    const sink = this.ex.linear as unknown as { onMakerCancelled(maker: BookOrder, why: MakerCancel): void };
+    const cancelled = sink.onMakerCancelled.bind(sink);
+    sink.onMakerCancelled = (maker, why) => {
+      if (why === 'refused') this.model.refused.add(maker.id);
+      cancelled(maker, why);
+    };
+    this.model.makerAdmits = (id) => {
+      if (this.model.refused.has(id)) return false;
+      const m = this.model.orders.get(id);
+      const account = m === undefined ? undefined : this.ex.linear.findAccount(this.ex.accounts.find(ADDRESSES[m.acct]!)!.id);
+      const order = account?.orders.get(id);
+      return order === undefined || this.ex.linear.admits(order);
+    };
     this.model.bound = (acct, r, anchor, lots) => {
       const id = this.ex.accounts.find(ADDRESSES[acct]!)?.id;
       const account = id === undefined ? undefined : this.ex.linear.findAccount(id);
@@ -888,6 +927,7 @@ class Run {
     const before = command.type.startsWith('perp.') ? dump(this.ex) : null;
     this.model.now = this.time;
     this.model.fills = [];
+    this.model.refused.clear();
     this.executedLimits.clear();
     const outcome = this.ex.execute<T>(command, this.time);
     if (outcome.ok) {

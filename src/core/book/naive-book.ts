@@ -14,7 +14,7 @@
 import { assert } from '../assert.ts';
 import { BookOrder } from './order.ts';
 import { BUY } from './types.ts';
-import type { MatchSink, SelfTradePrevention, Side, StopReason } from './types.ts';
+import type { MakerAdmission, MatchSink, SelfTradePrevention, Side, StopReason } from './types.ts';
 
 const NULL_SINK: MatchSink = { onFill() {}, onMakerCancelled() {} };
 
@@ -69,8 +69,13 @@ export class NaiveBook {
       if (maker.owner === owner) {
         if (stp === 'cancel_taker') { reason = 'self_trade'; break; }
         book.shift();
-        sink.onMakerCancelled(maker);
+        sink.onMakerCancelled(maker, 'self_trade');
         if (stp === 'cancel_both') { reason = 'self_trade'; break; }
+        continue;
+      }
+      if (sink.admits !== undefined && !sink.admits(maker)) {
+        book.shift();
+        sink.onMakerCancelled(maker, 'refused');
         continue;
       }
       const fill = Math.min(left, maker.remainingLots);
@@ -84,10 +89,11 @@ export class NaiveBook {
   }
 
   fillableLots(side: Side, limitTicks: number, lots: number, owner: number,
-    stp: SelfTradePrevention): number {
+    stp: SelfTradePrevention, admits?: MakerAdmission): number {
     const copy = new NaiveBook();
     copy.sides = [this.sides[0].map(clone), this.sides[1].map(clone)];
-    return copy.match(side, limitTicks, lots, owner, stp, NULL_SINK);
+    // The copies keep the originals' ids, owners and prices: the question is asked of those.
+    return copy.match(side, limitTicks, lots, owner, stp, admits === undefined ? NULL_SINK : { ...NULL_SINK, admits });
   }
 
   wouldCross(side: Side, priceTicks: number): boolean {

@@ -20,12 +20,12 @@ import { BookSide } from './book-side.ts';
 import { Level } from './level.ts';
 import { BookOrder } from './order.ts';
 import { BUY, SELL } from './types.ts';
-import type { MatchSink, SelfTradePrevention, Side, StopReason } from './types.ts';
+import type { MakerAdmission, MatchSink, SelfTradePrevention, Side, StopReason } from './types.ts';
 
 export { BookOrder } from './order.ts';
 export { Level } from './level.ts';
 export { BUY, SELL, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT } from './types.ts';
-export type { MatchSink, SelfTradePrevention, Side, StopReason } from './types.ts';
+export type { MakerAdmission, MakerCancel, MatchSink, SelfTradePrevention, Side, StopReason } from './types.ts';
 
 /** Emptied levels kept for reuse; beyond this many they are left to the GC. */
 const LEVEL_POOL_MAX = 4096;
@@ -126,6 +126,7 @@ export class OrderBook {
     // In key space (asks: price, bids: -price) "within the limit" is always key <= limitKey.
     // 0 - x rather than -x: a market sell's limit 0 must not become -0, which is not a Smi.
     const limitKey = isBuy ? limitTicks : 0 - limitTicks;
+    const admits = sink.admits;
     let left = lots;
     let reason: StopReason = 'filled';
     this.matching = true;
@@ -139,8 +140,13 @@ export class OrderBook {
         if (maker.owner === owner) {
           if (stp === 'cancel_taker') { reason = 'self_trade'; break; }
           this.unlink(maker);
-          sink.onMakerCancelled(maker);
+          sink.onMakerCancelled(maker, 'self_trade');
           if (stp === 'cancel_both') { reason = 'self_trade'; break; }
+          continue;
+        }
+        if (admits !== undefined && !admits.call(sink, maker)) {
+          this.unlink(maker);
+          sink.onMakerCancelled(maker, 'refused');
           continue;
         }
         const rem = maker.remainingLots;
@@ -165,10 +171,11 @@ export class OrderBook {
   /**
    * The lots match() would fill with the same arguments, changing nothing (for fill-or-kill).
    * Mirrors match(): a same-owner maker is skipped under cancel_maker (match would remove it) and
-   * stops the walk under cancel_taker and cancel_both.
+   * stops the walk under cancel_taker and cancel_both; a maker `admits` refuses is skipped (pass
+   * the sink's admits(), asked here before any fill: see MatchSink).
    */
   fillableLots(side: Side, limitTicks: number, lots: number, owner: number,
-    stp: SelfTradePrevention): number {
+    stp: SelfTradePrevention, admits?: MakerAdmission): number {
     assert(Number.isSafeInteger(limitTicks) && limitTicks >= 0, 'fillableLots: limit must be a safe integer');
     const isBuy = side === BUY;
     const limitKey = isBuy ? limitTicks : 0 - limitTicks;
@@ -182,6 +189,7 @@ export class OrderBook {
           this.lastFillableCost = cost;
           return lots - left;
         }
+        if (admits !== undefined && !admits(o)) continue;
         const take = o.remainingLots < left ? o.remainingLots : left;
         left -= take;
         cost += take * o.priceTicks;

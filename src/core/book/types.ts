@@ -40,10 +40,25 @@ export type StopReason = 'filled' | 'no_liquidity' | 'limit' | 'self_trade';
  */
 export interface MatchSink {
   /**
+   * Whether `maker` (another owner's) may fill at its price now; absent means every maker may. A
+   * refused maker is taken out of the book and reported to onMakerCancelled as 'refused', and the
+   * match goes on past it. Must change nothing itself; fillableLots() asks the same question.
+   */
+  admits?(maker: BookOrder): boolean;
+  /**
    * A fill of `lots` at the maker's price. maker.remainingLots is already reduced; when it reached
    * 0 the maker is already out of the book (get(maker.id) is undefined).
    */
   onFill(maker: BookOrder, lots: number, priceTicks: number): void;
-  /** Self-trade prevention removed this resting order of the taker's owner (already out of the book). */
-  onMakerCancelled(maker: BookOrder): void;
+  /**
+   * A resting order removed by the match, already out of the book: one of the taker's owner (self-
+   * trade prevention) or one admits() refused.
+   */
+  onMakerCancelled(maker: BookOrder, why: MakerCancel): void;
 }
+
+/** Why match() removed a resting order without filling it. */
+export type MakerCancel = 'self_trade' | 'refused';
+
+/** The admission question of a MatchSink, for fillableLots(). */
+export type MakerAdmission = (maker: BookOrder) => boolean;

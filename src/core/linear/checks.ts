@@ -8,7 +8,7 @@
  * The same function serves the live order and `POST /perps/orders/preview`, so a preview always
  * agrees with what the live order then does (at the same state and time).
  */
-import { BUY, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, SELL, type SelfTradePrevention } from '../book/order-book.ts';
+import { BUY, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, SELL, type MakerAdmission, type SelfTradePrevention } from '../book/order-book.ts';
 import { reject, type Rejection } from '../errors.ts';
 import { formatDecimal, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
@@ -57,6 +57,8 @@ export interface CheckContext {
   fee(notional: Fixed, bps: Fixed): Fixed;
   /** Another account (a maker), for the fill-or-kill check. */
   accountOf(id: number): LinearAccount | undefined;
+  /** Whether a resting order may fill at its price now (the engine's MatchSink.admits). */
+  readonly admits: MakerAdmission;
 }
 
 
@@ -146,7 +148,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     ? (anchor === null ? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT) : market.bandLimitTicks(r.side, anchor))
     : priceTicks;
   if (beyond(r.side, limitTicks, bankruptcy)) limitTicks = bankruptcy;
-  const sweep = trigger === null && immediate ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id) : null;
+  const sweep = trigger === null && immediate ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id, c.admits) : null;
   // An immediate order never rests, so it can only take; a conditional order is taken to take when
   // it fires (a stop-market always does). Either way its fee reserve is the taker's.
   const takes = !r.postOnly && (immediate || trigger !== null || market.book.wouldCross(r.side, priceTicks));
@@ -299,8 +301,8 @@ function estimate(market: LinearMarket, lots: number, mark: Fixed | null): Fixed
 }
 
 /** What an immediate order would take from the book now: lots and exact notional, own orders skipped. */
-export function sweepEstimate(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number) {
-  const fillable = market.book.fillableLots(side, limitTicks, lots, owner, 'cancel_maker');
+export function sweepEstimate(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number, admits: MakerAdmission) {
+  const fillable = market.book.fillableLots(side, limitTicks, lots, owner, 'cancel_maker', admits);
   return { lots: fillable, notional: BigInt(market.book.lastFillableCost) * market.units.notionalUnit };
 }
 
@@ -312,11 +314,11 @@ function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, lim
   }
   if (r.timeInForce === 'fok') {
     const stp = r.selfTradePrevention;
-    if (book.fillableLots(r.side, limitTicks, lots, owner, stp) < lots || fokFillableLots(market, r.side, limitTicks, lots, owner, stp, c) < lots) {
+    if (book.fillableLots(r.side, limitTicks, lots, owner, stp, c.admits) < lots || fokFillableLots(market, r.side, limitTicks, lots, owner, stp, c) < lots) {
       return reject('FOK_NOT_FILLED', 'fill-or-kill order cannot be filled in full now');
     }
   } else if (r.timeInForce === 'ioc' || r.type === 'market') {
-    if (book.fillableLots(r.side, limitTicks, 1, owner, r.selfTradePrevention) === 0) {
+    if (book.fillableLots(r.side, limitTicks, 1, owner, r.selfTradePrevention, c.admits) === 0) {
       return reject('NO_LIQUIDITY', 'no liquidity to fill the order now; nothing rests');
     }
   }
@@ -341,6 +343,7 @@ function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, 
     const o = node as LinearOrder;
     if (left === 0 || (side === BUY ? o.priceTicks > limitTicks : o.priceTicks < limitTicks)) return void (done = true);
     if (o.owner === owner) return void (done = stp !== 'cancel_maker');
+    if (!c.admits(o)) return; // refused at the match, cancelled, not filled
     const available = remaining.get(o) ?? o.remainingLots;
     const take = Math.min(available, left);
     if (take === 0) return;

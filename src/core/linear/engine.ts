@@ -12,7 +12,7 @@
  * equal the sum of resting non-reduce-only orders, a user's perps balance never ends negative
  * (shortfalls are covered by the insurance fund in the same command), client ids are unique.
  */
-import { BUY, SELL, type BookOrder, type MatchSink } from '../book/order-book.ts';
+import { BUY, SELL, type BookOrder, type MakerCancel, type MatchSink } from '../book/order-book.ts';
 import { isRejection, reject, type Rejection } from '../errors.ts';
 import { CommandChanges } from '../command-changes.ts';
 import type { ExchangeEvent } from '../events.ts';
@@ -27,7 +27,7 @@ import { PendingSums, TouchedSet } from '../touched.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
-import { accountRisk, crossCashOf, isolatedInitial, marginAudit, openLossAt, reduceOnlyOpenLoss, riskMark } from './margin.ts';
+import { accountRisk, closeBoundTicks, closingNotional, crossCashOf, isolatedInitial, marginAudit, openLossAt, reduceOnlyOpenLoss, riskMark } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
@@ -308,6 +308,7 @@ export class LinearEngine implements MatchSink {
     accountOf(id: number): LinearAccount | undefined {
       return this.engine.findAccount(id);
     },
+    admits: (maker: BookOrder): boolean => this.admits(maker),
   };
 
   private checkContext(account: LinearAccount, market: LinearMarket, triggered: boolean): CheckContext {
@@ -409,8 +410,34 @@ export class LinearEngine implements MatchSink {
 
   // ---- fills (MatchSink) ----
 
-  onMakerCancelled(maker: BookOrder): void {
-    this.end(maker as LinearOrder, 'cancelled');
+  /**
+   * Whether a resting order may fill at its price now. One that reduces a position was bounded by
+   * the position's bankruptcy price when placed (checks.ts), but funding, fees and the account's
+   * other positions move that price while it rests, and a fill beyond it would be a loss the
+   * insurance fund pays and the taker keeps: such an order is refused and cancelled instead
+   * (INSUFFICIENT_MARGIN). Asked before each maker fill and, with no fill made yet, by the checks
+   * that predict a match (fill-or-kill, liquidity, the sweep estimate). The balance read includes
+   * the realised PnL and fees this execution has not posted yet, so it matches the positions.
+   */
+  admits(makerNode: BookOrder): boolean {
+    const maker = makerNode as LinearOrder;
+    const account = this.accounts.get(maker.owner);
+    const p = account?.position(maker.market, maker.request.marginMode);
+    if (p === undefined || p.size === 0 || (p.size > 0) === (maker.side === BUY)) return true;
+    const mark = riskMark(maker.market);
+    if (mark === null) return true;
+    const owner = maker.owner;
+    const fees = this.deps.fees;
+    const fee = fees.fee(closingNotional(p, mark), fees.rateFor(this.deps.volumes.volume30d(owner, this.deps.now()), 'taker'));
+    const balance = this.balance(owner) + this.pendingPnl.sumOf(owner) - this.pendingFees.sumOf(owner);
+    const bound = closeBoundTicks(p, account!, balance, fee, mark, maker.remainingLots, maker);
+    return maker.side === BUY ? maker.priceTicks <= bound : maker.priceTicks >= bound;
+  }
+
+  onMakerCancelled(makerNode: BookOrder, why: MakerCancel): void {
+    const maker = makerNode as LinearOrder;
+    if (why === 'refused') maker.rejectReason = 'INSUFFICIENT_MARGIN';
+    this.end(maker, 'cancelled');
   }
 
   onFill(makerNode: BookOrder, lots: number, priceTicks: number): void {

@@ -509,6 +509,57 @@ describe('a user order never trades a loss onto the fund', () => {
     assert.equal(w.fundPaid(), 0n);
   });
 
+  /**
+   * Account 1 (7 000) cross long 1 BTC at 100 000 and 10 ETH at 4 000 (fees 70: equity 6 930),
+   * with a `reduceOnly` sell of 1 BTC resting at 97 000: within its bound when placed (100 000 −
+   * (6 930 − 52.5 set aside for the fee) = 93 122.5). ETH then falls to 3 600: equity 2 930, above
+   * maintenance (no liquidation), and the BTC bound is now 97 122.5, past the resting sell.
+   */
+  function boundMovedPastRestingSell(reduceOnly: boolean): World {
+    const w = twoMarkets('7000');
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null);
+    w.order(3, 'sell', '10', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '1', '97000', 'cross', 'BTC-PERP', { reduceOnly });
+    w.index('3600', 'ETH');
+    w.tick();
+    assert.equal(w.size(1), 10_000, 'not liquidated');
+    assert.equal(w.ex.linear.risk(w.id(1)).crossEquity, fx('2930'));
+    return w;
+  }
+
+  for (const reduceOnly of [false, true]) {
+    test(`a resting close whose bound moved past it is refused at the match, not filled (reduceOnly ${reduceOnly})`, () => {
+      const w = boundMovedPastRestingSell(reduceOnly);
+      w.entries.length = 0;
+      const fok = w.request('buy', '1', '97000', 'cross', 'BTC-PERP', { timeInForce: 'fok' });
+      assert.equal(w.ex.previewPerpOrder(addr(3), fok, w.now + 1000).rejection?.code, 'FOK_NOT_FILLED', 'the preview agrees');
+      assert.equal(w.refusal(3, fok), 'FOK_NOT_FILLED', 'the only maker would be refused: nothing fills');
+      assert.equal(w.refusal(3, w.request('buy', '1', '97000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' })), 'NO_LIQUIDITY');
+      // A resting bid at that price meets the sell: the sell is cancelled, the bid rests.
+      const out = w.ex.execute({ type: 'perp.place', account: addr(3), request: w.request('buy', '1', '97000') }, (w.now += 1000));
+      assert.ok(out.ok);
+      assert.equal(out.result.order.status, 'open');
+      assert.deepEqual(out.result.fills, []);
+      const sell = out.events.find((e) => e.type === 'order' && e.order.accountId === w.id(1));
+      assert.ok(sell?.type === 'order');
+      assert.deepEqual([sell.order.status, sell.order.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
+      assert.equal(w.size(1), 10_000);
+      // Before: it filled at 97 000, the equity fell below zero, and the fund paid 79.7 when the
+      // account was liquidated.
+      w.index('3600', 'ETH');
+      w.tick();
+      assert.equal(w.fundPaid(), 0n);
+      // A close inside the new bound still trades.
+      w.order(2, 'buy', '1', '97200');
+      w.order(1, 'sell', '1', null, 'cross', 'BTC-PERP', { reduceOnly: true });
+      assert.equal(w.size(1), 0);
+      assert.equal(w.fundPaid(), 0n);
+    });
+  }
+
   test('a short closed at its bound above the mark pays its fee out of its equity', () => {
     const w = btcMarket('2100');
     w.order(2, 'buy', '1', '100000');

@@ -202,9 +202,10 @@ export function closingNotional(p: Position, mark: Fixed): Fixed {
 /**
  * The bound of a user order that reduces `p`: its bankruptcy price once the fee of closing it all
  * (`fee`: the taker rate on `closingNotional`, what any order may pay) is set aside, so the fill's
- * fee is paid by the equity too.
+ * fee is paid by the equity too. `newLots` are the order's lots; `resting` is the order itself when
+ * it already rests (checked again as a maker), so that it is not counted as one of the others.
  */
-export function closeBoundTicks(p: Position, account: LinearAccount, balance: Fixed, fee: Fixed, mark: Fixed, newLots: number): number {
+export function closeBoundTicks(p: Position, account: LinearAccount, balance: Fixed, fee: Fixed, mark: Fixed, newLots: number, resting: LinearOrder | null = null): number {
   let equity = equityBehind(p, account, balance, mark);
   let lots = Math.abs(p.size);
   if (p.marginMode === 'cross' && account.liveReduceOnly > 0) {
@@ -212,24 +213,29 @@ export function closeBoundTicks(p: Position, account: LinearAccount, balance: Fi
     // other positions'. Those the new order leaves standing (trimmed to what remains of the position)
     // are taken as filled already, their loss and their lots; the rest will be trimmed away. Counting
     // them against the whole position as well would refuse a stop-loss that closes it all.
-    const own = ownReduceOnly(p, account, mark);
+    const own = ownReduceOnly(p, account, mark, resting);
     const kept = Math.min(own.lots, Math.max(0, lots - newLots));
     if (kept === 0) equity += own.loss;
     else lots -= kept;
+    if (resting !== null && isReduceOnlyResting(resting)) equity += openLossOf(resting, mark); // its own loss is the bound's to cover
   }
   return bankruptcyTicks(p, fee > 0n ? equity - fee : equity, mark, lots);
 }
 
-/** Lots and open loss at `mark` of the resting reduce-only orders that reduce `p`. */
-function ownReduceOnly(p: Position, account: LinearAccount, mark: Fixed): { lots: number; loss: Fixed } {
+/** Lots and open loss at `mark` of the resting reduce-only orders that reduce `p`, `except` one. */
+function ownReduceOnly(p: Position, account: LinearAccount, mark: Fixed, except: LinearOrder | null): { lots: number; loss: Fixed } {
   let lots = 0;
   let loss = 0n;
   for (const o of account.orders.values()) {
-    if (!o.request.reduceOnly || o.level === null || o.market !== p.market || o.request.marginMode !== p.marginMode) continue;
+    if (o === except || !isReduceOnlyResting(o) || o.market !== p.market || o.request.marginMode !== p.marginMode) continue;
     lots += o.remainingLots;
     loss += openLossOf(o, mark);
   }
   return { lots, loss };
+}
+
+function isReduceOnlyResting(o: LinearOrder): boolean {
+  return o.request.reduceOnly && o.level !== null;
 }
 
 /**

@@ -292,7 +292,9 @@ that reduces a position (reduce-only or not, closes included) is bounded, when i
 bankruptcy price, the price at which the equity behind it (an isolated position's margin and PnL; for cross, the
 account's cross equity), less a fee set aside for closing it, is gone: an immediate order matches no further than
 that price and cancels the rest (422 NO_LIQUIDITY when nothing is within it), and a resting one may not be priced
-past it. A loss past it would be the
+past it. The bound moves while an order rests (funding, fees, the account's other positions), so it is checked again
+at every maker fill: a resting order then past it is cancelled instead of filled (status cancelled, rejectReason
+INSUFFICIENT_MARGIN, on the orders stream) and the taker matches on past it. A loss past it would be the
 insurance fund's; liquidation takes such positions instead. A resting reduce-only order reserves no initial margin,
 but its open loss at the mark is kept out of availableMargin (and so out of withdrawable and what new orders may
 use), so the position's equity always covers it.
