@@ -53,3 +53,30 @@ export const T_LIMIT = 0;
 export const T_IOC = 1;
 export const T_MARKET = 2;
 export const T_CANCEL = 3;
+
+/**
+ * Workload order id → the engine's order id, for the cancels of the engine adapters (the engine
+ * assigns its own ids). Workload ids are dense from 0, so a growable Int32Array (0 = none; engine
+ * ids start at 1) keeps this harness bookkeeping out of the figures: a Map of ~5,000 live entries
+ * with a million inserts and deletes was about 4 % of the full linear path's profile.
+ */
+export class EngineIds {
+  private ids = new Int32Array(1 << 16);
+
+  set(workloadId: number, engineId: number): void {
+    if (workloadId >= this.ids.length) {
+      const grown = new Int32Array(Math.max(this.ids.length * 2, workloadId + 1));
+      grown.set(this.ids);
+      this.ids = grown;
+    }
+    this.ids[workloadId] = engineId;
+  }
+
+  /** The engine id and forgets it; 0 when the order is not resting. */
+  take(workloadId: number): number {
+    if (workloadId >= this.ids.length) return 0;
+    const id = this.ids[workloadId]!;
+    this.ids[workloadId] = 0;
+    return id;
+  }
+}

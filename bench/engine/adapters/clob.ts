@@ -18,7 +18,7 @@ import { Exchange } from '../../../src/core/exchange.ts';
 import type { OrderRequest } from '../../../src/core/linear/order.ts';
 import { fx } from '../../../src/core/money.ts';
 import type { Adapter, EndState, WorkloadOp } from './adapter.ts';
-import { T_CANCEL, T_IOC, T_LIMIT, T_MARKET } from './adapter.ts';
+import { EngineIds, T_CANCEL, T_IOC, T_LIMIT, T_MARKET } from './adapter.ts';
 import { bookEndState } from './book-state.ts';
 
 const MARKET = 'BTC-USDC';
@@ -31,7 +31,7 @@ const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
 export interface ClobUnderTest {
   exchange: Exchange;
-  ids: Map<number, number>;
+  ids: EngineIds;
   fills: number;
   filledLots: number;
   now: number;
@@ -85,15 +85,14 @@ function newBook(): ClobUnderTest {
   }
   for (const account of SELLERS) run({ type: 'treasury.grant', account, asset: 'BTC', amount: fx('10000000') });
   run({ type: 'index.publish', underlying: 'BTC', price: fx('1000'), sourceTs: now });
-  return { exchange, ids: new Map(), fills: 0, filledLots: 0, now };
+  return { exchange, ids: new EngineIds(), fills: 0, filledLots: 0, now };
 }
 
 function apply(t: ClobUnderTest, p: ClobPrepared, i: number): number {
   const wid = p.workloadId[i]!;
   if (p.kind[i] === T_CANCEL) {
-    const orderId = t.ids.get(wid);
-    if (orderId === undefined) return 1;
-    t.ids.delete(wid);
+    const orderId = t.ids.take(wid);
+    if (orderId === 0) return 1;
     return t.exchange.execute({ type: 'clob.cancel', account: p.accounts[i]!, orderId }, t.now).ok ? 0 : 1;
   }
   const out = t.exchange.execute(p.commands[i] as Command & { type: 'clob.place' }, t.now);

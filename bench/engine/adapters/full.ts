@@ -20,7 +20,7 @@ import { PLAIN_ORDER, type OrderRequest } from '../../../src/core/linear/order.t
 import { fx } from '../../../src/core/money.ts';
 import type { Adapter, EndState, WorkloadOp } from './adapter.ts';
 import { bookEndState } from './book-state.ts';
-import { T_CANCEL, T_IOC, T_LIMIT, T_MARKET } from './adapter.ts';
+import { EngineIds, T_CANCEL, T_IOC, T_LIMIT, T_MARKET } from './adapter.ts';
 
 const MARKET = 'BTC-PERP';
 const TICK = 10n ** 17n; // 0.1
@@ -32,7 +32,7 @@ const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 export interface FullUnderTest {
   exchange: Exchange;
   /** workload id -> engine order id */
-  ids: Map<number, number>;
+  ids: EngineIds;
   fills: number;
   filledLots: number;
   now: number;
@@ -101,16 +101,15 @@ function newBook(): FullUnderTest {
     run({ type: 'wallet.transfer', account, from: 'wallet', to: 'perps', amount: fx('1000000000') });
   }
   run({ type: 'index.publish', underlying: 'BTC', price: fx('10000'), sourceTs: now });
-  return { exchange, ids: new Map(), fills: 0, filledLots: 0, now };
+  return { exchange, ids: new EngineIds(), fills: 0, filledLots: 0, now };
 }
 
 function apply(t: FullUnderTest, p: FullPrepared, i: number): number {
   const k = p.kind[i]!;
   const wid = p.workloadId[i]!;
   if (k === T_CANCEL) {
-    const orderId = t.ids.get(wid);
-    if (orderId === undefined) return 1;
-    t.ids.delete(wid);
+    const orderId = t.ids.take(wid);
+    if (orderId === 0) return 1;
     const out = t.exchange.execute({ type: 'perp.cancel', account: p.accounts[i]!, orderId }, t.now);
     return out.ok ? 0 : 1;
   }

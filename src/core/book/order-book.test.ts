@@ -384,6 +384,28 @@ describe('OrderBook structure', () => {
 
 });
 
+describe('a maker the sink refuses', () => {
+  for (const [name, make] of IMPLS) {
+    test(`${name}: is removed unfilled, reported as refused, and the match goes on past it; fillableLots agrees`, () => {
+      const b = bookWith(make, ASKS);
+      const admits = (maker: BookOrder) => maker.id !== 2 && maker.id !== 3;
+      assert.equal(b.fillableLots(BUY, 102, 100, 0, 'cancel_taker', admits), 5);
+      assert.equal(b.fillableLots(BUY, 105, 100, 0, 'cancel_taker', admits), 15);
+      assert.equal(b.fillableLots(BUY, 105, 100, 0, 'cancel_taker'), 22, 'without the question every maker counts');
+      const events: (string | number)[][] = [];
+      const sink: MatchSink = {
+        admits,
+        onFill(maker, lots) { events.push(['fill', maker.id, lots]); },
+        onMakerCancelled(maker, why) { events.push([why, maker.id]); },
+      };
+      assert.equal(b.match(BUY, 105, 12, 0, 'cancel_taker', sink), 12);
+      assert.deepEqual(events, [['fill', 1, 5], ['refused', 2], ['refused', 3], ['fill', 4, 7]]);
+      assert.deepEqual(resting(b), [[4, 105, 3]]);
+      check(b);
+    });
+  }
+});
+
 describe('OrderBook guards', () => {
   test('a sink may cancel another resting order during match', () => {
     const b = bookWith(() => new OrderBook(), ASKS) as OrderBook;
