@@ -1,0 +1,77 @@
+/**
+ * A resting order that reduces a position is checked against the position's bankruptcy bound again
+ * when a taker reaches it (engine.ts `admits`), over HTTP against the real service with the push
+ * index feed. A cross long of 1 BTC and 10 ETH rests a reduce-only BTC sell inside its bound; ETH
+ * then falls, which moves the BTC bound past the sell without taking the account below maintenance.
+ * A taker at the sell's price gets nothing: FOK 422 FOK_NOT_FILLED (the preview agrees), a GTC bid
+ * rests unfilled, and the sell is listed cancelled with rejectReason INSUFFICIENT_MARGIN; the
+ * position is untouched. (The same case at the core, with the fund's loss it prevents, is in
+ * src/core/linear/lifecycle-fund.test.ts.)
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { admin, call, fund, signIn, startService, type TestService, type Trader } from '../support/harness.ts';
+import { stopService } from '../streams/support.ts';
+
+let ts: TestService;
+let url: string;
+
+before(async () => {
+  ts = await startService({ FEED: 'push', INDEX_MAX_AGE_MS: String(86_400_000), DEPOSIT_CONFIRMATIONS: '1' });
+  url = ts.url;
+});
+after(async () => {
+  await stopService(ts);
+});
+
+async function index(underlying: string, price: string): Promise<void> {
+  const r = await call(url, '/admin/index', { body: { underlying, price }, headers: admin });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+async function trader(perps: string): Promise<Trader> {
+  const t = await signIn(url);
+  await fund(url, t, perps);
+  const r = await call(url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount: perps } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return t;
+}
+
+async function order(t: Trader, body: Record<string, unknown>, status = 201) {
+  const r = await call(url, '/perps/orders', { token: t.token, body: { type: 'limit', ...body } });
+  assert.equal(r.status, status, JSON.stringify(r.body));
+  return r.body;
+}
+
+test('a resting close whose bound moved past it is cancelled when a taker reaches it, not filled', async () => {
+  const [a, b, c] = await Promise.all([trader('7000'), trader('1000000'), trader('1000000')]);
+  await index('BTC', '100000');
+  await index('ETH', '4000');
+  await order(b, { marketId: 'BTC-PERP', side: 'sell', quantity: '1', price: '100000' });
+  await order(a, { marketId: 'BTC-PERP', side: 'buy', quantity: '1', type: 'market', timeInForce: 'ioc' });
+  await order(c, { marketId: 'ETH-PERP', side: 'sell', quantity: '10', price: '4000' });
+  await order(a, { marketId: 'ETH-PERP', side: 'buy', quantity: '10', type: 'market', timeInForce: 'ioc' });
+  // Equity 6 930 (fees 70): the bound is 100 000 − (6 930 − 52.5) = 93 122.5, the sell is inside it.
+  const sell = await order(a, { marketId: 'BTC-PERP', side: 'sell', quantity: '1', price: '97000', reduceOnly: true });
+  assert.equal(sell.status, 'open');
+
+  // ETH −10 %: equity 2 930, above maintenance; the BTC bound is now 97 122.5, past the sell.
+  await index('ETH', '3600');
+  const fok = { marketId: 'BTC-PERP', side: 'buy', quantity: '1', price: '97000', timeInForce: 'fok' };
+  const preview = await call(url, '/perps/orders/preview', { token: c.token, body: { type: 'limit', ...fok } });
+  assert.equal(preview.status, 200, JSON.stringify(preview.body));
+  assert.deepEqual([preview.body.approved, preview.body.reason], [false, 'FOK_NOT_FILLED']);
+  const refused = await order(c, fok, 422);
+  assert.equal(refused.error, 'FOK_NOT_FILLED');
+
+  const bid = await order(c, { marketId: 'BTC-PERP', side: 'buy', quantity: '1', price: '97000' });
+  assert.equal(bid.status, 'open', 'nothing filled: the bid rests');
+  assert.deepEqual(bid.fills, []);
+  const listed = await call(url, `/perps/orders?marketId=BTC-PERP`, { token: a.token });
+  assert.equal(listed.status, 200);
+  const cancelled = (listed.body as { id: string; status: string; rejectReason: string | null }[]).find((o) => o.id === sell.id);
+  assert.deepEqual([cancelled?.status, cancelled?.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
+  const positions = await call(url, '/perps/positions', { token: a.token });
+  const btc = (positions.body as { marketId: string; size: string }[]).find((p) => p.marketId === 'BTC-PERP');
+  assert.equal(btc?.size, '1', 'the long is untouched');
+});
