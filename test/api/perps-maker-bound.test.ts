@@ -10,8 +10,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, call, fund, signIn, startService, type TestService, type Trader } from '../support/harness.ts';
-import { stopService } from '../streams/support.ts';
+import { call, startService, type TestService, type Trader } from '../support/harness.ts';
+import { perpTrader, publishIndex, stopService } from '../streams/support.ts';
 
 let ts: TestService;
 let url: string;
@@ -24,19 +24,6 @@ after(async () => {
   await stopService(ts);
 });
 
-async function index(underlying: string, price: string): Promise<void> {
-  const r = await call(url, '/admin/index', { body: { underlying, price }, headers: admin });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
-
-async function trader(perps: string): Promise<Trader> {
-  const t = await signIn(url);
-  await fund(url, t, perps);
-  const r = await call(url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount: perps } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return t;
-}
-
 async function order(t: Trader, body: Record<string, unknown>, status = 201) {
   const r = await call(url, '/perps/orders', { token: t.token, body: { type: 'limit', ...body } });
   assert.equal(r.status, status, JSON.stringify(r.body));
@@ -44,9 +31,9 @@ async function order(t: Trader, body: Record<string, unknown>, status = 201) {
 }
 
 test('a resting close whose bound moved past it is cancelled when a taker reaches it, not filled', async () => {
-  const [a, b, c] = await Promise.all([trader('7000'), trader('1000000'), trader('1000000')]);
-  await index('BTC', '100000');
-  await index('ETH', '4000');
+  const [a, b, c] = await Promise.all([perpTrader(url, '7000'), perpTrader(url, '1000000'), perpTrader(url, '1000000')]);
+  await publishIndex(url, 'BTC', '100000');
+  await publishIndex(url, 'ETH', '4000');
   await order(b, { marketId: 'BTC-PERP', side: 'sell', quantity: '1', price: '100000' });
   await order(a, { marketId: 'BTC-PERP', side: 'buy', quantity: '1', type: 'market', timeInForce: 'ioc' });
   await order(c, { marketId: 'ETH-PERP', side: 'sell', quantity: '10', price: '4000' });
@@ -56,7 +43,7 @@ test('a resting close whose bound moved past it is cancelled when a taker reache
   assert.equal(sell.status, 'open');
 
   // ETH −10 %: equity 2 930, above maintenance; the BTC bound is now 97 122.5, past the sell.
-  await index('ETH', '3600');
+  await publishIndex(url, 'ETH', '3600');
   const fok = { marketId: 'BTC-PERP', side: 'buy', quantity: '1', price: '97000', timeInForce: 'fok' };
   const preview = await call(url, '/perps/orders/preview', { token: c.token, body: { type: 'limit', ...fok } });
   assert.equal(preview.status, 200, JSON.stringify(preview.body));

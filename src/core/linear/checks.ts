@@ -314,7 +314,8 @@ function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, lim
   }
   if (r.timeInForce === 'fok') {
     const stp = r.selfTradePrevention;
-    if (book.fillableLots(r.side, limitTicks, lots, owner, stp, c.admits) < lots || fokFillableLots(market, r.side, limitTicks, lots, owner, stp, c) < lots) {
+    // The book's count (every maker) is a cheap upper bound; the walk asks admits() and models the upkeep.
+    if (book.fillableLots(r.side, limitTicks, lots, owner, stp) < lots || fokFillableLots(market, r.side, limitTicks, lots, owner, stp, c) < lots) {
       return reject('FOK_NOT_FILLED', 'fill-or-kill order cannot be filled in full now');
     }
   } else if (r.timeInForce === 'ioc' || r.type === 'market') {

@@ -262,7 +262,7 @@ export function reduceOnlyOpenLoss(account: LinearAccount): Fixed {
   if (account.liveReduceOnly === 0) return 0n;
   let loss = 0n;
   for (const o of account.orders.values()) {
-    if (!o.request.reduceOnly || o.level === null || o.request.marginMode !== 'cross') continue;
+    if (!isReduceOnlyResting(o) || o.request.marginMode !== 'cross') continue;
     const mark = riskMark(o.market);
     if (mark !== null) loss += openLossOf(o, mark);
   }
