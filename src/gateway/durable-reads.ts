@@ -10,7 +10,8 @@
  * Scope: JSON bodies (Fastify runs this hook for object payloads, not for strings, buffers or
  * streams); a route that reads no live state opts out with `config: { durableRead: false }` (the
  * health probe must not wait on the disk). Streams are outside it: their events are published only
- * once durable, but the balances stream's snapshot reads the live core (streams/balances-view.ts).
+ * once durable, and the balances stream, which reads the live core, holds each read behind the
+ * same barrier (streams/balances-view.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TypedApp } from './app.ts';

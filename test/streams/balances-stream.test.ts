@@ -93,6 +93,70 @@ describe('GET /portfolio/balances/stream', () => {
   });
 });
 
+/**
+ * Holds each journal batch holding a wallet transfer until released, in order: its commands are
+ * applied by the core (and seen by any read of it) but not durable. Other batches (the simulated
+ * chain's) and released ones are written by the real writer.
+ */
+function holdTransfers(svc: TestService): { held: () => number; release: () => void; releaseAll: () => void } {
+  type Batch = readonly { command: { type: string } }[];
+  const writer = (svc.service.ctx.sequencer as unknown as { writer: { append(batch: Batch): Promise<void> } }).writer;
+  const append = writer.append.bind(writer);
+  const gates: (() => void)[] = [];
+  let released = 0;
+  let tail = Promise.resolve();
+  writer.append = (batch) => {
+    if (!batch.some((c) => c.command.type === 'wallet.transfer')) return (tail = tail.then(() => append(batch)));
+    const gate = new Promise<void>((resolve) => gates.push(resolve));
+    return (tail = tail.then(() => gate).then(() => append(batch)));
+  };
+  const release = () => gates[released++]!();
+  return { held: () => gates.length - released, release, releaseAll: () => { while (released < gates.length) release(); } };
+}
+
+describe('durability', () => {
+  test('a balance is streamed only once durable: neither an update nor a joiner\'s snapshot shows a batch still being written', async () => {
+    const svc = await startService(STREAM_ENV);
+    const perpsTotal = (m: { data: { payload: { perps: { total: string } } } }) => m.data.payload.perps.total;
+    try {
+      const t = await signIn(svc.url);
+      await fund(svc.url, t, '1000');
+      const move = (amount: string) =>
+        call(svc.url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount } });
+      const early = new StreamClient(`${svc.url}/portfolio/balances/stream`, bearer(t));
+      let late: StreamClient | null = null;
+      const journal = holdTransfers(svc);
+      try {
+        await early.next((m) => m.event === 'snapshot');
+        const first = move('100');
+        await waitFor(() => journal.held() === 1);
+        const second = move('200'); // applied by the core, its own batch, held
+        await waitFor(() => journal.held() === 2);
+        journal.release();
+        assert.equal((await first).status, 200);
+        // The first transfer's event marks the group dirty; its next read sees the second transfer.
+        late = new StreamClient(`${svc.url}/portfolio/balances/stream`, bearer(t));
+        await new Promise((r) => setTimeout(r, 1000));
+        const shown = [...early.messages, ...late.messages].filter((m) => m.event !== 'error').map(perpsTotal);
+        assert.ok(!shown.includes('300'), `shown before durable (before: an update and the snapshot said 300): ${shown}`);
+        journal.release();
+        assert.equal((await second).status, 200);
+        await early.next((m) => m.event === 'update' && perpsTotal(m) === '300');
+        const snap = await late.next((m) => m.event === 'snapshot');
+        assert.equal(perpsTotal(snap), '300');
+        assertSequence(early.messages);
+        assertSequence(late.messages);
+      } finally {
+        journal.releaseAll(); // a failed assertion must not leave the service waiting on its disk
+        early.close();
+        late?.close();
+      }
+    } finally {
+      await stopService(svc);
+    }
+  });
+});
+
 describe('upstream failure and shutdown', () => {
   test('the core stopping ends streams with UPSTREAM_UNAVAILABLE (retryable); new ones get 503', async () => {
     const svc = await startService(STREAM_ENV);

@@ -11,9 +11,11 @@
  * and margin in use are `locked`) mark the group dirty; a `mark` event marks every group dirty,
  * since margin in use moves with the mark. Every BALANCES_INTERVAL_MS a dirty group re-reads the
  * balances and sends `event: update` only when a figure changed, so changes are coalesced per
- * interval. Balances are read from the core (locked amounts exist only there), so, unlike the
- * event-sourced books and positions, they may include commands whose journal batch is still being
- * written (at most the in-flight batches). Frames are `{ type: 'snapshot' | 'update', eventId,
+ * interval. Balances are read from the core (locked amounts exist only there), which may hold
+ * commands whose journal batch is still being written; unlike the event-sourced books and
+ * positions, a read is therefore sent (update or a joiner's snapshot) only once everything it
+ * shows is durable (`whenDurable`), so a stream never shows a balance a crash would take back.
+ * Frames are `{ type: 'snapshot' | 'update', eventId,
  * eventType, eventSeq, engineTs, sourceTs, payload }`: the contract's `{ type, payload }` inside the
  * common envelope.
  * Tested by test/streams/balances-stream.test.ts.
@@ -33,6 +35,10 @@ export class BalancesGroup extends Group {
   private seenMarkEpoch: number;
   dirty = false;
   engineTs: number;
+  /** Reads taken from the live core and waiting until what they show is durable. */
+  private waiting = 0;
+  /** Applies those reads in the order they were taken. */
+  private applied: Promise<void> = Promise.resolve();
 
   constructor(
     hub: StreamHub,
@@ -47,15 +53,23 @@ export class BalancesGroup extends Group {
     this.engineTs = hub.ctx.exchange.now();
   }
 
-  /** Brings existing members up to date, then the joiner's snapshot. */
+  /**
+   * Brings existing members up to date, then sends the joiner's snapshot, both once the figures
+   * read now are durable. The joiner holds the group (retain) while it waits.
+   */
   join(conn: SseConnection): void {
-    this.run(true);
-    this.members.add(conn);
     this.retain();
+    let open = true;
     conn.onClose(() => {
-      if (this.members.delete(conn)) this.release();
+      open = false;
+      this.members.delete(conn);
+      this.release();
     });
-    conn.write(this.balancesFrame('snapshot', 'BalancesSnapshot'));
+    this.whenDurable(this.read(), Date.now(), () => {
+      if (!open) return;
+      this.members.add(conn);
+      conn.write(this.balancesFrame('snapshot', 'BalancesSnapshot'));
+    }, conn);
   }
 
   failAll(code: StreamErrorCode, message: string, retryable: boolean): void {
@@ -63,16 +77,47 @@ export class BalancesGroup extends Group {
   }
 
   protected tick(): void {
+    if (this.waiting > 0) return; // the read before is not out yet; dirty stays set for the next tick
     if (!this.dirty && this.seenMarkEpoch === this.views.markEpoch) return;
     if (!this.dirty) this.engineTs = Math.max(this.engineTs, this.hub.ctx.exchange.now());
     this.dirty = false;
     this.seenMarkEpoch = this.views.markEpoch;
-    const now = this.read();
-    if (now === this.held) return;
-    this.held = now;
-    this.readAt = Date.now();
-    this.seq++;
-    this.send(this.balancesFrame('update', 'BalancesUpdate'), this.members);
+    this.whenDurable(this.read(), Date.now(), () => undefined, null);
+  }
+
+  /**
+   * The balances are read from the live core, which holds commands whose journal batch is still
+   * being written; a crash would take those back. So a read is held until everything the core had
+   * applied when it was taken is durable (Sequencer.barrier, asked in the same turn as the read),
+   * then sent as an update if it differs from what members hold, then `then` runs. Reads are
+   * applied in the order they were taken. If the journal fails, the members and `joiner` end with
+   * UPSTREAM_UNAVAILABLE.
+   */
+  private whenDurable(figures: string, readAt: number, then: () => void, joiner: SseConnection | null): void {
+    // Settled to a flag at once: a rejection must not wait, unhandled, behind earlier reads.
+    const durable = this.hub.ctx.sequencer.barrier().then(() => true, () => false);
+    this.waiting++;
+    const apply = () => {
+      this.waiting--;
+      if (figures !== this.held) {
+        this.held = figures;
+        this.readAt = readAt;
+        this.seq++;
+        if (this.members.size > 0) this.send(this.balancesFrame('update', 'BalancesUpdate'), this.members);
+      }
+      then();
+    };
+    const refuse = () => {
+      this.waiting--;
+      const message = 'the exchange core is unavailable; reconnect with backoff';
+      this.failAll('UPSTREAM_UNAVAILABLE', message, true);
+      joiner?.fail('UPSTREAM_UNAVAILABLE', message, true);
+    };
+    this.applied = this.applied.then(() => durable).then((ok) => (ok ? apply() : refuse())).catch((error: unknown) => {
+      this.hub.reportError(error, 'stream view failed');
+      this.failAll('INTERNAL', 'the stream failed; reconnect', true);
+      joiner?.fail('INTERNAL', 'the stream failed; reconnect', true);
+    });
   }
 
   private balancesFrame(type: 'snapshot' | 'update', eventType: string): Buffer {

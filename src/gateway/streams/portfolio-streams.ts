@@ -23,7 +23,7 @@ export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
         'payload } ' +
         'with payload { wallet, perps, options, spot, pendingWithdrawalTotal, updatedAt }, each bucket ' +
         `{ available, locked, total } in USDC. Changes are coalesced every ${BALANCES_INTERVAL_MS} ms and ` +
-        'sent only when a figure changed. Session cookie, Bearer or x-api-key (scope read).',
+        'sent only when a figure changed, and only once durable (no figure a crash could take back). Session cookie, Bearer or x-api-key (scope read).',
       querystring: NoQuery,
       response: streamResponses(BalancesMessage, [400, 401, 403, 429, 503]),
     },
