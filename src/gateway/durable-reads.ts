@@ -30,3 +30,12 @@ export function durableReads(app: TypedApp, ctx: GatewayContext): void {
     return payload;
   });
 }
+
+/**
+ * Route config of a GET that reads only the history tables: they hold acknowledged (durable)
+ * commands alone, and `histories(ctx)` already waits until they hold all of them, so the barrier
+ * would only make the read wait, under load, for batches still being written that it cannot show.
+ * (Such a route's account and market lookups read the live registry: a listing or an account in
+ * flight can only turn a 404 into an empty answer.)
+ */
+export const HISTORY_ONLY = { durableRead: false } as const;

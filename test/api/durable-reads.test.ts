@@ -9,30 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { call, fund, signIn, startService } from '../support/harness.ts';
-
-type Append = (batch: unknown[]) => Promise<void>;
-
-/** Holds the service's next journal appends until `release` (or `fail`) is called. */
-function holdAppends(svc: Awaited<ReturnType<typeof startService>>) {
-  const writer = (svc.service.ctx.sequencer as unknown as { writer: { append: Append } }).writer;
-  const append = writer.append.bind(writer);
-  let open: () => void = () => undefined;
-  let broken: Error | null = null;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  writer.append = async (batch) => {
-    await gate;
-    if (broken !== null) throw broken;
-    return append(batch);
-  };
-  return {
-    release: () => open(),
-    fail: (error: Error) => {
-      broken = error;
-      open();
-    },
-  };
-}
+import { call, fund, holdJournal, signIn, startService } from '../support/harness.ts';
 
 const settled = <T>(p: Promise<T>) => Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 300))]);
 
@@ -41,12 +18,12 @@ test('a read waits for the commands it shows to be durable', async () => {
   try {
     const t = await signIn(svc.url);
     await fund(svc.url, t, '1000', 15_000);
-    const held = holdAppends(svc);
+    const held = holdJournal(svc);
     const transfer = call(svc.url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount: '100' } });
     await new Promise((r) => setTimeout(r, 50));
     const reads = ['/perps/balances', '/wallet/balance', '/wallet/assets'].map((path) => call(svc.url, path, { token: t.token }));
     assert.equal(await settled(Promise.race(reads)), false, 'no read answered while the transfer was not durable');
-    held.release();
+    held.releaseAll();
     assert.equal((await transfer).status, 200);
     const [perps, wallet] = await Promise.all(reads);
     assert.equal(perps!.status, 200);
@@ -66,7 +43,7 @@ test('a read answers 503 when the commands it would show could not be written, a
   console.error = () => undefined;
   let perps;
   try {
-    const held = holdAppends(svc);
+    const held = holdJournal(svc);
     const transfer = call(svc.url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount: '100' } });
     await new Promise((r) => setTimeout(r, 50));
     const read = call(svc.url, '/perps/balances', { token: t.token });
@@ -86,5 +63,34 @@ test('a read answers 503 when the commands it would show could not be written, a
     assert.equal(after.body.balance, '0', 'the restart holds no trace of the transfer');
   } finally {
     await again.close();
+  }
+});
+
+test('a history read does not wait for batches still being written: it shows only what was acknowledged', async () => {
+  const svc = await startService({}, mkdtempSync(join(os.tmpdir(), 'durable-reads-')));
+  const held = holdJournal(svc, 'wallet.transfer');
+  try {
+    const t = await signIn(svc.url);
+    await fund(svc.url, t, '1000', 15_000);
+    const transfer = call(svc.url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount: '100' } });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(held.held(), 1);
+    const historyPaths = ['/wallet/history', '/wallet/settlements', '/perps/orders', '/perps/trades', '/orders/me', '/options/trades/me'];
+    const history = historyPaths.map((path) => call(svc.url, path, { token: t.token }));
+    // Before: each waited for the held transfer (the live-state barrier) though it cannot show it.
+    assert.equal(await settled(Promise.all(history)), true, 'the history reads answered while the transfer was held');
+    const [ledger] = await Promise.all(history);
+    assert.equal(ledger!.status, 200);
+    assert.ok(!ledger!.body.some((e: { bucket: string }) => e.bucket === 'perps'), 'the held transfer is not in the history');
+    const live = call(svc.url, '/perps/balances', { token: t.token });
+    assert.equal(await settled(live), false, 'a read of the live core still waits');
+    held.releaseAll();
+    assert.equal((await transfer).status, 200);
+    assert.equal((await live).body.balance, '100');
+    const after = await call(svc.url, '/wallet/history', { token: t.token });
+    assert.ok(after.body.some((e: { bucket: string }) => e.bucket === 'perps'));
+  } finally {
+    held.releaseAll();
+    await svc.close();
   }
 });

@@ -10,7 +10,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, call, fund, signIn, startService, waitFor } from '../support/harness.ts';
+import { admin, call, fund, holdJournal, signIn, startService, waitFor } from '../support/harness.ts';
 import type { TestService, Trader } from '../support/harness.ts';
 import { assertSequence, bearer, limit, publishIndex, stopService } from './support.ts';
 import { STREAM_ENV, StreamClient } from './support.ts';
@@ -93,27 +93,6 @@ describe('GET /portfolio/balances/stream', () => {
   });
 });
 
-/**
- * Holds each journal batch holding a wallet transfer until released, in order: its commands are
- * applied by the core (and seen by any read of it) but not durable. Other batches (the simulated
- * chain's) and released ones are written by the real writer.
- */
-function holdTransfers(svc: TestService): { held: () => number; release: () => void; releaseAll: () => void } {
-  type Batch = readonly { command: { type: string } }[];
-  const writer = (svc.service.ctx.sequencer as unknown as { writer: { append(batch: Batch): Promise<void> } }).writer;
-  const append = writer.append.bind(writer);
-  const gates: (() => void)[] = [];
-  let released = 0;
-  let tail = Promise.resolve();
-  writer.append = (batch) => {
-    if (!batch.some((c) => c.command.type === 'wallet.transfer')) return (tail = tail.then(() => append(batch)));
-    const gate = new Promise<void>((resolve) => gates.push(resolve));
-    return (tail = tail.then(() => gate).then(() => append(batch)));
-  };
-  const release = () => gates[released++]!();
-  return { held: () => gates.length - released, release, releaseAll: () => { while (released < gates.length) release(); } };
-}
-
 describe('durability', () => {
   test('a balance is streamed only once durable: neither an update nor a joiner\'s snapshot shows a batch still being written', async () => {
     const svc = await startService(STREAM_ENV);
@@ -125,7 +104,7 @@ describe('durability', () => {
         call(svc.url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount } });
       const early = new StreamClient(`${svc.url}/portfolio/balances/stream`, bearer(t));
       let late: StreamClient | null = null;
-      const journal = holdTransfers(svc);
+      const journal = holdJournal(svc, 'wallet.transfer');
       try {
         await early.next((m) => m.event === 'snapshot');
         const first = move('100');

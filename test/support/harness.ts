@@ -196,3 +196,56 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+export interface HeldJournal {
+  /** Batches held now. */
+  held(): number;
+  /** Lets the oldest held batch through to the writer. */
+  release(): void;
+  /**
+   * Lets every held batch through and holds no more (call in `finally` too: a failed test must not
+   * leave the service waiting on its disk).
+   */
+  releaseAll(): void;
+  /** The disk fails: every held batch, and every later one, is refused with `error`. */
+  fail(error: Error): void;
+}
+
+/**
+ * A slow disk: each journal batch holding a `commandType` command (any batch when omitted) waits
+ * until released, so its commands are applied by the core (and seen by a read of it) but not
+ * durable. Batches keep their order (one behind a held batch waits too); every batch is written by
+ * the service's real writer once let through.
+ */
+export function holdJournal(ts: TestService, commandType?: string): HeldJournal {
+  type Batch = readonly { command: { type: string } }[];
+  const writer = (ts.service.ctx.sequencer as unknown as { writer: { append(batch: Batch): Promise<void> } }).writer;
+  const append = writer.append.bind(writer);
+  const gates: (() => void)[] = [];
+  let released = 0;
+  let broken: Error | null = null;
+  let holding = true;
+  let tail = Promise.resolve();
+  const holds = (batch: Batch) => holding && (commandType === undefined || batch.some((c) => c.command.type === commandType));
+  writer.append = (batch) => {
+    const gate = holds(batch) ? new Promise<void>((resolve) => gates.push(resolve)) : undefined;
+    return (tail = tail.then(() => gate).then(() => {
+      if (broken !== null) throw broken;
+      return append(batch);
+    }));
+  };
+  const release = () => gates[released++]!();
+  const releaseAll = () => {
+    holding = false;
+    while (released < gates.length) release();
+  };
+  return {
+    held: () => gates.length - released,
+    release,
+    releaseAll,
+    fail: (error) => {
+      broken = error;
+      releaseAll();
+    },
+  };
+}

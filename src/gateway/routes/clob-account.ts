@@ -11,6 +11,7 @@ import { optionPositionViews } from '../../core/clob/views.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { histories, type GatewayContext } from '../context.ts';
+import { HISTORY_ONLY } from '../durable-reads.ts';
 import { dec, iso } from '../format.ts';
 import { OptionPositionSchema, optionPositionView, PortfolioBalancesView } from '../schemas/clob.ts';
 import { listLimit, responses, StringEnum } from '../schemas/common.ts';
@@ -39,7 +40,7 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
   const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
   for (const path of ['/orders/me', '/options/orders/me']) {
     app.get(path, {
-      config: { access: 'read' },
+      config: { access: 'read', ...HISTORY_ONLY },
       schema: {
         tags: TAGS,
         summary: 'The caller\'s option and spot orders, newest first (all statuses)',
@@ -88,7 +89,7 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
 function tradeListRoutes(app: TypedApp, ctx: GatewayContext): void {
   const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
   app.get('/options/trades/me', {
-    config: { access: 'read' },
+    config: { access: 'read', ...HISTORY_ONLY },
     schema: {
       tags: TAGS,
       summary: 'The caller\'s option and spot fills, newest first',

@@ -9,6 +9,7 @@ import { orderRecord } from '../../core/linear/records.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { histories, type GatewayContext } from '../context.ts';
+import { HISTORY_ONLY } from '../durable-reads.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import { IsoTime, listLimit, NullableString, OrderIdParams, responses, StringEnum } from '../schemas/common.ts';
 import { ClientOrderId, MarginModeSchema, OrderView, orderView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
@@ -40,7 +41,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
   const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
 
   app.get('/perps/orders', {
-    config: { access: 'read' },
+    config: { access: 'read', ...HISTORY_ONLY },
     schema: {
       tags: ['perps'],
       summary: 'The caller\'s perp orders, newest first (all statuses)',
@@ -71,7 +72,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
   });
 
   app.get('/perps/orders/:id', {
-    config: { access: 'read' },
+    config: { access: 'read', ...HISTORY_ONLY },
     schema: {
       tags: ['perps'],
       summary: 'One of the caller\'s perp orders, in any status (reconcile after a lost response)',
@@ -123,7 +124,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
   });
 
   app.get('/perps/trades', {
-    config: { access: 'read' },
+    config: { access: 'read', ...HISTORY_ONLY },
     schema: {
       tags: ['perps'],
       summary: 'The caller\'s perp fills, newest first',

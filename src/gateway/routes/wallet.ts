@@ -12,6 +12,7 @@ import { SETTLEMENT_STATUSES } from '../../core/wallet/wallet.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { execute, histories, type GatewayContext } from '../context.ts';
+import { HISTORY_ONLY } from '../durable-reads.ts';
 import { parseAmount } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec, iso } from '../format.ts';
@@ -159,7 +160,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
   });
 
   app.get('/wallet/history', {
-    config: { access: 'session' },
+    config: { access: 'session', ...HISTORY_ONLY },
     schema: {
       tags: ['wallet'],
       summary: 'Ledger entries of the caller\'s buckets, newest first',
@@ -199,7 +200,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
   });
 
   app.get('/wallet/settlements', {
-    config: { access: 'session' },
+    config: { access: 'session', ...HISTORY_ONLY },
     schema: {
       tags: ['wallet'],
       summary: 'Deposit and withdrawal records, newest first',
@@ -236,7 +237,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
   });
 
   app.get('/wallet/settlements/:id', {
-    config: { access: 'session' },
+    config: { access: 'session', ...HISTORY_ONLY },
     schema: {
       tags: ['wallet'],
       summary: 'One settlement record of the caller',
