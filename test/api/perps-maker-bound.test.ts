@@ -1,12 +1,13 @@
 /**
- * A resting order that reduces a position is checked against the position's bankruptcy bound again
- * when a taker reaches it (engine.ts `admits`), over HTTP against the real service with the push
- * index feed. A cross long of 1 BTC and 10 ETH rests a reduce-only BTC sell inside its bound; ETH
- * then falls, which moves the BTC bound past the sell without taking the account below maintenance.
- * A taker at the sell's price gets nothing: FOK 422 FOK_NOT_FILLED (the preview agrees), a GTC bid
- * rests unfilled, and the sell is listed cancelled with rejectReason INSUFFICIENT_MARGIN; the
- * position is untouched. (The same case at the core, with the fund's loss it prevents, is in
- * src/core/linear/lifecycle-fund.test.ts.)
+ * A resting order that reduces a position is taken out of the book once its position's bankruptcy
+ * bound moves past it (engine.ts `cancelRefusedMakers`, run with every mark move), over HTTP
+ * against the real service with the push index feed. A cross long of 1 BTC and 10 ETH rests a
+ * reduce-only BTC sell inside its bound; ETH then falls, which moves the BTC bound past the sell
+ * without taking the account below maintenance. With that index the sell is listed cancelled with
+ * rejectReason INSUFFICIENT_MARGIN and leaves the public book; a taker at its price gets nothing
+ * (FOK 422 FOK_NOT_FILLED, the preview agrees; a GTC bid rests unfilled); the position is
+ * untouched. (At the core: src/core/linear/lifecycle-fund.test.ts, with the fund's loss this
+ * prevents, and the refusal at the match for a bound moved without a mark move.)
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,7 +31,7 @@ async function order(t: Trader, body: Record<string, unknown>, status = 201) {
   return r.body;
 }
 
-test('a resting close whose bound moved past it is cancelled when a taker reaches it, not filled', async () => {
+test('a resting close whose bound moved past it leaves the book with the index that moved it', async () => {
   const [a, b, c] = await Promise.all([perpTrader(url, '7000'), perpTrader(url, '1000000'), perpTrader(url, '1000000')]);
   await publishIndex(url, 'BTC', '100000');
   await publishIndex(url, 'ETH', '4000');
@@ -44,6 +45,13 @@ test('a resting close whose bound moved past it is cancelled when a taker reache
 
   // ETH −10 %: equity 2 930, above maintenance; the BTC bound is now 97 122.5, past the sell.
   await publishIndex(url, 'ETH', '3600');
+  // Before: it stayed open and in the book, an ask no taker could trade, until a taker reached it.
+  const listed = await call(url, `/perps/orders?marketId=BTC-PERP`, { token: a.token });
+  assert.equal(listed.status, 200);
+  const cancelled = (listed.body as { id: string; status: string; rejectReason: string | null }[]).find((o) => o.id === sell.id);
+  assert.deepEqual([cancelled?.status, cancelled?.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
+  const book = await call(url, '/perps/orderbook/BTC-PERP');
+  assert.deepEqual(book.body.asks, [], 'no ask left in the public book');
   const fok = { marketId: 'BTC-PERP', side: 'buy', quantity: '1', price: '97000', timeInForce: 'fok' };
   const preview = await call(url, '/perps/orders/preview', { token: c.token, body: { type: 'limit', ...fok } });
   assert.equal(preview.status, 200, JSON.stringify(preview.body));
@@ -54,10 +62,6 @@ test('a resting close whose bound moved past it is cancelled when a taker reache
   const bid = await order(c, { marketId: 'BTC-PERP', side: 'buy', quantity: '1', price: '97000' });
   assert.equal(bid.status, 'open', 'nothing filled: the bid rests');
   assert.deepEqual(bid.fills, []);
-  const listed = await call(url, `/perps/orders?marketId=BTC-PERP`, { token: a.token });
-  assert.equal(listed.status, 200);
-  const cancelled = (listed.body as { id: string; status: string; rejectReason: string | null }[]).find((o) => o.id === sell.id);
-  assert.deepEqual([cancelled?.status, cancelled?.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
   const positions = await call(url, '/perps/positions', { token: a.token });
   const btc = (positions.body as { marketId: string; size: string }[]).find((p) => p.marketId === 'BTC-PERP');
   assert.equal(btc?.size, '1', 'the long is untouched');

@@ -832,6 +832,15 @@ function resync(model: Model, ex: Exchange, events: Map<string, OrderRecord>): v
 }
 
 /** Traces only the lifecycle leaves: liquidation fees, direct fills, venue orders, liquidated positions. */
+/**
+ * Resting orders a marks update cancelled because a fill would now take them past their position's
+ * bound (engine.cancelRefusedMakers): cancelled with INSUFFICIENT_MARGIN while the model held them.
+ */
+function sweptPastBound(model: Model, events: readonly ExchangeEvent[]): OrderRecord[] {
+  return events.flatMap((e) => e.type === 'order' && e.order.status === 'cancelled' && e.order.rejectReason === 'INSUFFICIENT_MARGIN'
+    && model.orders.get(Number(e.order.id))?.status === 'open' ? [e.order] : []);
+}
+
 function lifecycleActed(ex: Exchange, model: Model, events: readonly ExchangeEvent[], now: number): boolean {
   const cooldown = CONFIG.linear.lifecycle.liquidation.cooldownMs;
   const liquidatedRecently = (accountId: number) =>
@@ -843,7 +852,8 @@ function lifecycleActed(ex: Exchange, model: Model, events: readonly ExchangeEve
     || (e.type === 'position' && e.position.status === 'liquidated')
     || (e.type === 'order' && Number(e.order.id) >= model.nextId)
     || (e.type === 'order' && e.order.status === 'cancelled' && live(model.orders.get(Number(e.order.id))!)
-      && liquidatedRecently(e.order.accountId)));
+      && liquidatedRecently(e.order.accountId)))
+    || sweptPastBound(model, events).length > 0;
 }
 
 /** Compares the engine's verdict with the model's prediction (margin is only bounded). */
@@ -1155,6 +1165,13 @@ class Run {
     if (mark !== null) this.model.fire(BTC, mark, orders, acted);
     if (!acted) return this.verify(out, where);
     this.count('lifecycle acted (model resynced)');
+    for (const o of sweptPastBound(this.model, out.events)) {
+      // Only an order that reduces its owner's position has a bound to be past.
+      const p = this.ex.linear.findAccount(o.accountId)?.position(this.ex.linear.markets.get(o.marketId)!, o.marginMode);
+      const size = p?.size ?? 0;
+      assert.ok(size !== 0 && (size > 0) === (o.side === 'sell'), `${where}: swept order ${o.id} does not reduce a position (${size})`);
+      this.count('resting close swept past its bound');
+    }
     const fills = out.events.flatMap((e) => (e.type === 'fill' ? [e.fill] : []));
     const predicted = this.model.fills;
     const first = fills.slice(0, predicted.length).map((f) => fillTuple(f).slice(0, 2));

@@ -894,6 +894,23 @@ export class LinearEngine implements MatchSink {
     }
   }
 
+  /**
+   * Cancels the account's resting orders that admits() now refuses (INSUFFICIENT_MARGIN): funding,
+   * fees, marks and its other positions moved their position's bankruptcy bound past them after
+   * they rested. A taker's match cancels such an order when it reaches it; without this sweep it
+   * would show in the book until then, as liquidity no taker can trade. Orders are checked one at a
+   * time, in the account's order, each against the state the cancels before it left.
+   */
+  cancelRefusedMakers(accountId: number): void {
+    const account = this.accounts.get(accountId);
+    if (account === undefined || account.orders.size === 0) return;
+    for (const o of [...account.orders.values()]) {
+      if (o.level === null || this.admits(o)) continue;
+      o.rejectReason = 'INSUFFICIENT_MARGIN';
+      this.cancelOrder(o, 'cancelled');
+    }
+  }
+
   /** Cancels (or expires) every live order of a market. */
   cancelMarketOrders(market: LinearMarket, status: 'cancelled' | 'expired'): void {
     for (const account of this.accounts.values()) {

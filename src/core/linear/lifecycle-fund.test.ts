@@ -37,6 +37,7 @@ class World {
   /** Trades the venue made outside the book against someone other than the fund (ADL). */
   readonly adl: { price: Fixed; from: number; to: number }[] = [];
 
+  /** Applies `c` (it must be accepted), checks the ledger, and returns its events. */
   run(c: Command) {
     this.now += 1000;
     const out = this.ex.execute(c, this.now);
@@ -51,6 +52,7 @@ class World {
         this.adl.push({ price, from: taker.accountId, to: maker.accountId });
       }
     }
+    return out.ok ? out.events : [];
   }
 
   seedFund(amount: string) {
@@ -65,7 +67,7 @@ class World {
   }
 
   index(price: string, underlying = 'BTC') {
-    this.run({ type: 'index.publish', underlying, price: fx(price), sourceTs: this.now + 1000 });
+    return this.run({ type: 'index.publish', underlying, price: fx(price), sourceTs: this.now + 1000 });
   }
 
   tick() {
@@ -515,41 +517,24 @@ describe('a user order never trades a loss onto the fund', () => {
    * (6 930 − 52.5 set aside for the fee) = 93 122.5). ETH then falls to 3 600: equity 2 930, above
    * maintenance (no liquidation), and the BTC bound is now 97 122.5, past the resting sell.
    */
-  function boundMovedPastRestingSell(reduceOnly: boolean): World {
-    const w = twoMarkets('7000');
-    w.fund(3, '1000000');
-    w.order(2, 'sell', '1', '100000');
-    w.order(1, 'buy', '1', null);
-    w.order(3, 'sell', '10', '4000', 'cross', 'ETH-PERP');
-    w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP');
-    w.order(1, 'sell', '1', '97000', 'cross', 'BTC-PERP', { reduceOnly });
-    w.index('3600', 'ETH');
-    w.tick();
-    assert.equal(w.size(1), 10_000, 'not liquidated');
-    assert.equal(w.ex.linear.risk(w.id(1)).crossEquity, fx('2930'));
-    return w;
-  }
-
   for (const reduceOnly of [false, true]) {
-    test(`a resting close whose bound moved past it is refused at the match, not filled (reduceOnly ${reduceOnly})`, () => {
-      const w = boundMovedPastRestingSell(reduceOnly);
+    test(`a resting close whose bound the mark moved past it leaves the book with that mark (reduceOnly ${reduceOnly})`, () => {
+      const w = twoMarkets('7000');
+      w.fund(3, '1000000');
+      w.order(2, 'sell', '1', '100000');
+      w.order(1, 'buy', '1', null);
+      w.order(3, 'sell', '10', '4000', 'cross', 'ETH-PERP');
+      w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP');
+      w.order(1, 'sell', '1', '97000', 'cross', 'BTC-PERP', { reduceOnly });
       w.entries.length = 0;
-      const fok = w.request('buy', '1', '97000', 'cross', 'BTC-PERP', { timeInForce: 'fok' });
-      assert.equal(w.ex.previewPerpOrder(addr(3), fok, w.now + 1000).rejection?.code, 'FOK_NOT_FILLED', 'the preview agrees');
-      assert.equal(w.refusal(3, fok), 'FOK_NOT_FILLED', 'the only maker would be refused: nothing fills');
+      const events = w.index('3600', 'ETH');
+      assert.equal(w.size(1), 10_000, 'not liquidated');
+      assert.equal(w.ex.linear.risk(w.id(1)).crossEquity, fx('2930'));
+      const sell = events.find((e) => e.type === 'order' && e.order.accountId === w.id(1));
+      // Before: it stayed in the book, as an ask no taker could trade, until a taker reached it.
+      assert.deepEqual(sell?.type === 'order' && [sell.order.status, sell.order.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
+      assert.equal(w.ex.linear.markets.get('BTC-PERP')!.book.bestAsk(), NaN, 'no ask left');
       assert.equal(w.refusal(3, w.request('buy', '1', '97000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' })), 'NO_LIQUIDITY');
-      // A resting bid at that price meets the sell: the sell is cancelled, the bid rests.
-      const out = w.ex.execute({ type: 'perp.place', account: addr(3), request: w.request('buy', '1', '97000') }, (w.now += 1000));
-      assert.ok(out.ok);
-      assert.equal(out.result.order.status, 'open');
-      assert.deepEqual(out.result.fills, []);
-      const sell = out.events.find((e) => e.type === 'order' && e.order.accountId === w.id(1));
-      assert.ok(sell?.type === 'order');
-      assert.deepEqual([sell.order.status, sell.order.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
-      assert.equal(w.size(1), 10_000);
-      // Before: it filled at 97 000, the equity fell below zero, and the fund paid 79.7 when the
-      // account was liquidated.
-      w.index('3600', 'ETH');
       w.tick();
       assert.equal(w.fundPaid(), 0n);
       // A close inside the new bound still trades.
@@ -559,6 +544,55 @@ describe('a user order never trades a loss onto the fund', () => {
       assert.equal(w.fundPaid(), 0n);
     });
   }
+
+  /**
+   * Account 1 (18 100) cross long 1 BTC at 100 000 and 80 ETH at 4 000 (fees 210: equity 17 890),
+   * with a sell of 1 BTC resting at 97 000 (its open loss, 3 000, and its fee are about what the
+   * margin gate left free), within its bound (100 000 − (17 890 − 52.5) = 82 162.5). It then sells
+   * its ETH at 3 810 into an accomplice's bid: 15 200 lost and 152.4 of fee leave 2 537.6, above
+   * maintenance (1 000), and the BTC bound moves to 97 514.9, past the resting sell. No mark moved, so no sweep ran: the
+   * match is what must refuse it.
+   */
+  function boundMovedByOwnLoss(): World {
+    const w = twoMarkets('18100');
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null);
+    w.order(3, 'sell', '80', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '80', null, 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '1', '97000');
+    w.order(3, 'buy', '80', '3810', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '80', null, 'cross', 'ETH-PERP', { reduceOnly: true });
+    assert.equal(w.perps(1), fx('2537.6'));
+    assert.equal(w.ex.linear.markets.get('BTC-PERP')!.book.bestAsk(), 970_000, 'the sell still rests');
+    return w;
+  }
+
+  test('a resting close whose bound moved past it is refused at the match, not filled', () => {
+    const w = boundMovedByOwnLoss();
+    w.entries.length = 0;
+    const fok = w.request('buy', '1', '97000', 'cross', 'BTC-PERP', { timeInForce: 'fok' });
+    assert.equal(w.ex.previewPerpOrder(addr(3), fok, w.now + 1000).rejection?.code, 'FOK_NOT_FILLED', 'the preview agrees');
+    assert.equal(w.refusal(3, fok), 'FOK_NOT_FILLED', 'the only maker would be refused: nothing fills');
+    assert.equal(w.refusal(3, w.request('buy', '1', '97000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' })), 'NO_LIQUIDITY');
+    // A resting bid at that price meets the sell: the sell is cancelled, the bid rests.
+    const out = w.ex.execute({ type: 'perp.place', account: addr(3), request: w.request('buy', '1', '97000') }, (w.now += 1000));
+    assert.ok(out.ok, 'the bid is accepted');
+    assert.equal(out.result.order.status, 'open');
+    assert.deepEqual(out.result.fills, []);
+    const sell = out.events.find((e) => e.type === 'order' && e.order.accountId === w.id(1));
+    assert.deepEqual(sell?.type === 'order' && [sell.order.status, sell.order.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
+    assert.equal(w.size(1), 10_000);
+    // Before: it filled at 97 000, 3 000 lost against 2 537.6 of equity, and the fund paid the rest.
+    w.index('100000');
+    w.tick();
+    assert.equal(w.fundPaid(), 0n);
+    // A close inside the new bound still trades.
+    w.order(2, 'buy', '1', '97700');
+    w.order(1, 'sell', '1', null, 'cross', 'BTC-PERP', { reduceOnly: true });
+    assert.equal(w.size(1), 0);
+    assert.equal(w.fundPaid(), 0n);
+  });
 
   test('a short closed at its bound above the mark pays its fee out of its equity', () => {
     const w = btcMarket('2100');

@@ -168,6 +168,11 @@ export class LinearLifecycle {
     for (const id of [...accounts].sort((a, b) => a - b)) this.checkAccount(id);
   }
 
+  /**
+   * Liquidates what is below maintenance, then takes out of the book the account's resting orders
+   * that could no longer fill inside their position's bound (engine.cancelRefusedMakers): the
+   * marks that just moved are what moves that bound.
+   */
   private checkAccount(accountId: number): void {
     const account = this.engine.findAccount(accountId);
     if (account === undefined) return;
@@ -178,6 +183,7 @@ export class LinearLifecycle {
       const health = isolatedHealth(p);
       if (health !== null && health.equity < health.maintenance) this.liquidateIsolated(p);
     }
+    this.engine.cancelRefusedMakers(accountId);
   }
 
   private liquidateCross(accountId: number): void {

@@ -293,8 +293,9 @@ bankruptcy price, the price at which the equity behind it (an isolated position'
 account's cross equity), less a fee set aside for closing it, is gone: an immediate order matches no further than
 that price and cancels the rest (422 NO_LIQUIDITY when nothing is within it), and a resting one may not be priced
 past it. The bound moves while an order rests (funding, fees, the account's other positions), so it is checked again
-at every maker fill: a resting order then past it is cancelled instead of filled (status cancelled, rejectReason
-INSUFFICIENT_MARGIN, on the orders stream) and the taker matches on past it. A loss past it would be the
+with every mark update and every clock tick, and at every maker fill: a resting order then past it is cancelled
+(status cancelled, rejectReason INSUFFICIENT_MARGIN, on the orders stream), so it leaves the book, and a taker that
+reaches it first matches on past it. A loss past it would be the
 insurance fund's; liquidation takes such positions instead. A resting reduce-only order reserves no initial margin,
 but its open loss at the mark is kept out of availableMargin (and so out of withdrawable and what new orders may
 use), so the position's equity always covers it.
