@@ -48,6 +48,7 @@ import { MARKET_MAKER_CONFIG } from './config/market-maker.ts';
 import { optionsBoardRoutes } from './gateway/routes/options-board.ts';
 import { ChainWatcher } from './runtime/chain-watcher.ts';
 import { Sequencer, type Clock } from './runtime/sequencer.ts';
+import { SteadyClock } from './runtime/steady-clock.ts';
 
 export interface Service {
   readonly app: TypedApp;
@@ -62,7 +63,7 @@ export interface Service {
 export interface ServiceOptions {
   readonly onFatal?: (error: unknown) => void;
   readonly logger?: boolean;
-  /** The clock commands are stamped with (default: wall clock); tests pass one they advance. */
+  /** The clock commands are stamped with (default: the wall clock without its steps, SteadyClock); tests pass one they advance. */
   readonly clock?: Clock;
 }
 
@@ -80,7 +81,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     app?.log.fatal({ err: error }, 'exchange core stopped; exiting so the journal can be replayed');
     setImmediate(() => process.exit(1));
   });
-  const clock = options.clock ?? { now: Date.now };
+  const clock = options.clock ?? new SteadyClock(settings.clockMaxStepMs, (skewMs) => reportClockStep(app, skewMs));
   const writer = new WorkerJournalWriter(dbPath, {
     projectedTypes: journal.projectedTypes(),
     maxCoalesced: settings.journal.maxInFlight,
@@ -103,6 +104,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const ctx: GatewayContext = {
     settings, sequencer, exchange, history: { wallet: walletHistory, trading: tradingHistory, market: marketHistory }, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: Date.now(),
     now: () => clock.now(),
+    clockSkewMs: () => (clock instanceof SteadyClock ? clock.skewMs : 0),
   };
 
   app = await createApp({
@@ -205,4 +207,14 @@ function fundingProvider(exchange: Exchange, intervalMs: number) {
     const perHour = info.rate === null ? null : (info.rate * 3_600_000n * 100n) / BigInt(intervalMs);
     return { rate1hPct: perHour, rate8hPct: perHour === null ? null : perHour * 8n, nextFundingAt: info.nextFundingAt };
   };
+}
+
+/** A step of the system clock the service clock did not take (or its end): an operator must look. */
+function reportClockStep(app: TypedApp | null, skewMs: number): void {
+  const log = app?.log;
+  if (skewMs !== 0) {
+    const message = 'system clock stepped; the service clock runs on without the step (funding and expiry are not moved), price sources stamping with the system clock are refused as out of time until it agrees again or the service restarts';
+    if (log !== undefined) log.error({ skewMs }, message);
+    else console.error(message, { skewMs });
+  } else log?.warn('system clock agrees with the service clock again');
 }

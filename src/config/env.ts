@@ -47,6 +47,8 @@ export interface Settings {
   readonly indexMaxAgeMs: number;
   /** Period of the core's clock tick (marks, triggers, listings, funding, expiry). */
   readonly tickMs: number;
+  /** Largest step of the system clock the service clock takes while running (runtime/steady-clock.ts). */
+  readonly clockMaxStepMs: number;
   /** Group commit (runtime/sequencer.ts): when a batch goes to the journal worker. */
   readonly journal: {
     /** Commands waiting that send a batch at once rather than at the end of the event-loop turn. */
@@ -120,6 +122,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
     },
     indexMaxAgeMs: int(env, 'INDEX_MAX_AGE_MS', 10_000, 100, 86_400_000),
     tickMs,
+    clockMaxStepMs: int(env, 'CLOCK_MAX_STEP_MS', 5000, 100, 86_400_000),
     journal: {
       earlyFlushAt: int(env, 'JOURNAL_EARLY_FLUSH_AT', 16, 1, 65_536),
       maxInFlight: int(env, 'JOURNAL_MAX_IN_FLIGHT', 4, 1, 64),

@@ -40,6 +40,8 @@ export interface GatewayContext {
   readonly startedAt: number;
   /** The service clock (the sequencer stamps commands with it; tests may drive it by hand). */
   now(): number;
+  /** Wall clock minus service time while a step of the system clock is not taken, else 0 (runtime/steady-clock.ts). */
+  clockSkewMs(): number;
 }
 
 /** Submits a command and waits until it is durable; a rejection becomes the matching API error. */
