@@ -17,6 +17,7 @@ export function coreConfig(
     spotAssets: ['BTC', 'ETH'],
     depositConfirmations: settings.depositConfirmations,
     withdrawalMaxAttempts: 20,
+    movementIdRetentionMs: 86_400_000,
     index: {
       maxAgeMs: settings.indexMaxAgeMs ?? 10_000,
       minSources: 2,

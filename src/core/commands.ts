@@ -32,8 +32,9 @@ export interface ClosePositionRequest {
 }
 
 export type Command =
-  | { type: 'wallet.transfer'; account: string; from: Bucket; to: Bucket; amount: Fixed }
-  | { type: 'wallet.withdraw'; account: string; amount: Fixed }
+  // clientId: the client's idempotency tag (wallet/movement-ids.ts); absent in journals written before it.
+  | { type: 'wallet.transfer'; account: string; from: Bucket; to: Bucket; amount: Fixed; clientId?: string | null }
+  | { type: 'wallet.withdraw'; account: string; amount: Fixed; clientId?: string | null }
   | { type: 'chain.deposit_observed'; txHash: string; account: string; amount: Fixed; confirmations: number }
   | { type: 'chain.deposit_reorged'; txHash: string }
   | { type: 'withdrawal.move'; id: string; move: WithdrawalMove }

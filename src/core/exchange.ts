@@ -46,6 +46,8 @@ export interface CoreConfig {
   readonly spotAssets: readonly string[];
   readonly depositConfirmations: number;
   readonly withdrawalMaxAttempts: number;
+  /** How long the client id of an accepted transfer or withdrawal stays refused. */
+  readonly movementIdRetentionMs: number;
   readonly index: IndexSettings;
   readonly linear: {
     /** Perpetuals, listed from the first command on. */
@@ -304,6 +306,7 @@ export class Exchange {
     this.linear.updateMarks(null, this.clock);
     this.lifecycle.onTick(this.clock);
     this.clob.onTick(this.clock);
+    this.wallet.onTick(this.clock);
     for (const underlying of new Set(this.config.linear.perps.map((p) => p.underlying))) {
       this.board.recompute(underlying, this.clock);
     }
@@ -368,14 +371,14 @@ export class Exchange {
   private transfer(c: CommandOf<'wallet.transfer'>): WalletBalances | Rejection {
     const account = this.accounts.find(c.account);
     if (account === undefined) return reject('INSUFFICIENT_BALANCE', `insufficient ${c.from} balance: available 0`);
-    const rejected = this.wallet.transfer(account.id, c.from, c.to, c.amount);
+    const rejected = this.wallet.transfer(account.id, c.from, c.to, c.amount, c.clientId ?? null);
     return rejected ?? this.walletBalances(c.account);
   }
 
   private withdraw(c: CommandOf<'wallet.withdraw'>): SettlementRecord | Rejection {
     const account = this.accounts.find(c.account);
     if (account === undefined) return reject('INSUFFICIENT_BALANCE', 'insufficient wallet balance: available 0');
-    const s = this.wallet.withdraw(account.id, account.address, c.amount);
+    const s = this.wallet.withdraw(account.id, account.address, c.amount, c.clientId ?? null);
     return isRejection(s) ? s : settlementRecord(s);
   }
 

@@ -13,6 +13,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ExchangeEvent } from '../../src/core/events.ts';
 import type { SimulatedChain } from '../../src/adapters/chain/simulated-chain.ts';
 import { mulberry32 } from '../../src/adapters/feed/price-model.ts';
@@ -404,6 +407,65 @@ describe('withdrawals', () => {
     assert.equal(entry?.amount, '-12.345678');
     assert.equal(entry?.ref, id);
     assert.equal(entry?.bucket, 'wallet');
+  });
+});
+
+describe('client transfer ids (idempotent retries)', () => {
+  const tagged = (t: Trader, path: string, body: Record<string, unknown>) => call(url, path, { token: t.token, body });
+
+  test('a retried transfer or withdrawal with the same clientTransferId is 409 CONFLICT and moves nothing twice', async () => {
+    const [t, other] = await Promise.all([signIn(url), signIn(url)]);
+    await Promise.all([fund(url, t, '100', FUND_TIMEOUT_MS), fund(url, other, '100', FUND_TIMEOUT_MS)]);
+    const body = { from: 'wallet', to: 'perps', amount: '10', clientTransferId: 'rebalance:2026-11-23/1' };
+    assert.equal((await tagged(t, '/wallet/transfer', body)).status, 200);
+    const again = await tagged(t, '/wallet/transfer', body);
+    assert.equal(again.status, 409, JSON.stringify(again.body));
+    assert.equal(again.body.error, 'CONFLICT');
+    assert.match(again.body.message, /already used by transfer ledger entry \d+/);
+    const sameIdWithdrawal = await tagged(t, '/wallet/withdraw', { amount: '1', clientTransferId: body.clientTransferId });
+    assert.equal(sameIdWithdrawal.status, 409, 'transfers and withdrawals share the id space');
+    assert.equal((await tagged(other, '/wallet/transfer', body)).status, 200, 'ids are per account');
+
+    const w = await tagged(t, '/wallet/withdraw', { amount: '5', clientTransferId: 'wd-1' });
+    assert.equal(w.status, 200, JSON.stringify(w.body));
+    const retried = await tagged(t, '/wallet/withdraw', { amount: '5', clientTransferId: 'wd-1' });
+    assert.equal(retried.status, 409);
+    assert.ok(retried.body.message.includes(`withdrawal ${w.body.withdrawalId}`), retried.body.message);
+    const b = await bucketsOf(t);
+    assert.equal(b.perps, 10_000_000n);
+    assert.equal(b.wallet, 85_000_000n, 'moved once, withdrawn once');
+  });
+
+  test('malformed clientTransferId is 400 and moves nothing', async () => {
+    const t = await signIn(url);
+    await fund(url, t, '10', FUND_TIMEOUT_MS);
+    for (const id of ['', 'x'.repeat(37), 'has space', 'naïve', 42, null, ['a']]) {
+      const r = await tagged(t, '/wallet/transfer', { from: 'wallet', to: 'perps', amount: '1', clientTransferId: id });
+      assert.equal(r.status, 400, `${JSON.stringify(id)}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error, 'VALIDATION_ERROR');
+      const w = await tagged(t, '/wallet/withdraw', { amount: '1', clientTransferId: id });
+      assert.equal(w.status, 400, JSON.stringify(id));
+    }
+    assert.equal((await bucketsOf(t)).wallet, 10_000_000n);
+  });
+
+  test('the ids survive a restart (rebuilt from the journal)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'transfer-ids-'));
+    let svc = await startService({}, dir);
+    const t = await signIn(svc.url);
+    await fund(svc.url, t, '50', FUND_TIMEOUT_MS);
+    const body = { from: 'wallet', to: 'spot', amount: '20', clientTransferId: 'once' };
+    assert.equal((await call(svc.url, '/wallet/transfer', { token: t.token, body })).status, 200);
+    await svc.close();
+    svc = await startService({}, dir);
+    try {
+      const again = await call(svc.url, '/wallet/transfer', { token: t.token, body });
+      assert.equal(again.status, 409, JSON.stringify(again.body));
+      const b = await call(svc.url, '/wallet/balance', { token: t.token });
+      assert.deepEqual([b.body.walletBalance, b.body.spotBalance], ['30', '20']);
+    } finally {
+      await svc.close();
+    }
   });
 });
 

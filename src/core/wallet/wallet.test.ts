@@ -519,3 +519,41 @@ describe('time', () => {
     assert.equal(ex.now(), 5_000);
   });
 });
+
+describe('client ids of transfers and withdrawals (movement-ids.ts)', () => {
+  const DAY = 86_400_000;
+  const tagged = (amount: string, clientId: string, account = ALICE): Command =>
+    ({ type: 'wallet.transfer', account, from: 'wallet', to: 'perps', amount: fx(amount), clientId });
+
+  test('an accepted id is refused for a day, across transfers and withdrawals, per account; then free again', () => {
+    const d = new Driver();
+    d.fund(ALICE, '100');
+    d.fund(BOB, '100');
+    d.ok(tagged('10', 'move-1'));
+    const again = d.run(tagged('10', 'move-1'));
+    assert.equal(again.ok ? 'moved twice' : again.code, 'CONFLICT');
+    assert.match(again.ok ? '' : again.message, /move-1 was already used by transfer ledger entry \d+/);
+    const asWithdrawal = d.run({ type: 'wallet.withdraw', account: ALICE, amount: fx('5'), clientId: 'move-1' });
+    assert.equal(asWithdrawal.ok ? 'withdrawn' : asWithdrawal.code, 'CONFLICT', 'one id space for both');
+    assert.equal(d.bucket(ALICE, 'perps'), fx('10'));
+    assert.equal(d.bucket(ALICE, 'wallet'), fx('90'));
+    d.ok(tagged('10', 'move-1', BOB)); // another account's ids are its own
+    const w = d.ok({ type: 'wallet.withdraw', account: ALICE, amount: fx('5'), clientId: 'w-1' });
+    const retried = d.run({ type: 'wallet.withdraw', account: ALICE, amount: fx('5'), clientId: 'w-1' });
+    assert.match(retried.ok ? '' : retried.message, new RegExp(`by withdrawal ${w.result.id} at`));
+    assert.equal(d.pending(ALICE), fx('5'));
+    d.time += DAY;
+    d.ok({ type: 'clock.tick' }); // prunes
+    d.ok(tagged('1', 'move-1'));
+  });
+
+  test('a refused attempt reserves nothing: its retry is a new attempt', () => {
+    const d = new Driver();
+    d.fund(ALICE, '10');
+    const short = d.run(tagged('20', 'big'));
+    assert.equal(short.ok ? 'moved' : short.code, 'INSUFFICIENT_BALANCE');
+    d.fund(ALICE, '10');
+    d.ok(tagged('20', 'big'));
+    assert.equal(d.bucket(ALICE, 'perps'), fx('20'));
+  });
+});

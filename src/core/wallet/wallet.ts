@@ -18,6 +18,7 @@ import { assert } from '../assert.ts';
 import { formatDecimal, type Fixed } from '../money.ts';
 import { reject, type Rejection } from '../errors.ts';
 import { systemAccount, userAccount, type Bucket, type Ledger } from '../ledger/ledger.ts';
+import { MovementIds } from './movement-ids.ts';
 
 export const SETTLEMENT_STATUSES = [
   'pending',
@@ -63,7 +64,12 @@ export interface WalletConfig {
   readonly depositConfirmations: number;
   /** Insufficient-liquidity retries before a withdrawal fails and is refunded. */
   readonly withdrawalMaxAttempts: number;
+  /** How long the client id of an accepted transfer or withdrawal stays refused (movement-ids.ts). */
+  readonly movementIdRetentionMs: number;
 }
+
+/** How often used movement ids are pruned (on the clock tick). */
+const MOVEMENT_ID_PRUNE_MS = 3_600_000;
 
 export class Wallet {
   private readonly settlements = new Map<string, Settlement>();
@@ -71,31 +77,42 @@ export class Wallet {
   private readonly pendingWithdrawals = new Map<number, Fixed>();
   private nextDeposit = 1;
   private nextWithdrawal = 1;
+  private readonly movementIds: MovementIds;
+  private lastMovementIdPrune = 0;
 
   constructor(
     private readonly ctx: WalletContext,
     private readonly config: WalletConfig,
-  ) {}
+  ) {
+    this.movementIds = new MovementIds(config.movementIdRetentionMs);
+  }
 
-  transfer(accountId: number, from: Bucket, to: Bucket, amount: Fixed): Rejection | null {
+  /** `clientId`: the client's idempotency tag (movement-ids.ts), or null. */
+  transfer(accountId: number, from: Bucket, to: Bucket, amount: Fixed, clientId: string | null = null): Rejection | null {
     if (from === to) return reject('VALIDATION_ERROR', '`from` and `to` must be different buckets');
     if (amount <= 0n) return reject('VALIDATION_ERROR', 'amount must be positive');
+    const duplicate = this.duplicate(accountId, clientId);
+    if (duplicate !== null) return duplicate;
     const available = this.ctx.transferable(accountId, from);
     if (amount > available) return insufficient(from, amount, available);
     const asset = this.config.settlementAsset;
-    this.ctx.ledger.move(
+    const now = this.ctx.now();
+    const entryId = this.ctx.ledger.move(
       'transfer',
       userAccount(accountId, from, asset),
       userAccount(accountId, to, asset),
       amount,
-      this.ctx.now(),
+      now,
       { ref: `${from}->${to}` },
     );
+    if (clientId !== null) this.movementIds.record(accountId, clientId, `transfer ledger entry ${entryId}`, now);
     return null;
   }
 
-  withdraw(accountId: number, walletAddress: string, amount: Fixed): Settlement | Rejection {
+  withdraw(accountId: number, walletAddress: string, amount: Fixed, clientId: string | null = null): Settlement | Rejection {
     if (amount <= 0n) return reject('VALIDATION_ERROR', 'amount must be positive');
+    const duplicate = this.duplicate(accountId, clientId);
+    if (duplicate !== null) return duplicate;
     const available = this.ctx.transferable(accountId, 'wallet');
     if (amount > available) return insufficient('wallet', amount, available);
     const now = this.ctx.now();
@@ -110,8 +127,23 @@ export class Wallet {
       { ref: settlement.id },
     );
     this.addPending(accountId, amount);
+    if (clientId !== null) this.movementIds.record(accountId, clientId, `withdrawal ${settlement.id}`, now);
     this.ctx.emitSettlement(settlement);
     return settlement;
+  }
+
+  /** Time passes: forgets movement ids past their retention (hourly). */
+  onTick(now: number): void {
+    if (now - this.lastMovementIdPrune < MOVEMENT_ID_PRUNE_MS) return;
+    this.lastMovementIdPrune = now;
+    this.movementIds.prune(now);
+  }
+
+  private duplicate(accountId: number, clientId: string | null): Rejection | null {
+    if (clientId === null) return null;
+    const used = this.movementIds.used(accountId, clientId, this.ctx.now());
+    if (used === null) return null;
+    return reject('CONFLICT', `clientTransferId ${clientId} was already used by ${used.what} at ${new Date(used.at).toISOString()}; nothing was moved again`);
   }
 
   /**

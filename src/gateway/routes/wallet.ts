@@ -18,6 +18,7 @@ import { apiError } from '../errors.ts';
 import { dec, iso } from '../format.ts';
 import { Decimal } from '../validation.ts';
 import { IsoTime, listLimit, NullableString, responses, StringEnum } from '../schemas/common.ts';
+import { CLIENT_ID_PATTERN } from '../schemas/orders.ts';
 
 const Bucket = StringEnum(BUCKETS);
 const Amount = Type.String({ description: 'decimal string' });
@@ -69,6 +70,17 @@ const settlementView = (s: SettlementRecord) => ({
   createdAt: iso(s.createdAt),
   updatedAt: iso(s.updatedAt),
 });
+
+/** The idempotency tag of a transfer or withdrawal (core/wallet/movement-ids.ts). */
+const ClientTransferId = Type.String({
+  pattern: CLIENT_ID_PATTERN,
+  description: 'idempotency tag, 1-36 of [A-Za-z0-9._:/-], unique per account across transfers and withdrawals for 24 h',
+});
+const CLIENT_TRANSFER_ID_RULE =
+  'Optional clientTransferId (1-36 of [A-Za-z0-9._:/-]): transfers and withdrawals share one id space per account, and an id ' +
+  'used by an accepted transfer or withdrawal is refused for 24 h with 409 CONFLICT, whose message names what the first ' +
+  'attempt did (the withdrawal id, or the transfer\'s ledger entry id); nothing moves twice. A refused attempt reserves ' +
+  'nothing. Retry a request whose response was lost with the same id.';
 
 export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
   const asset = ctx.exchange.config.settlementAsset;
@@ -127,9 +139,10 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['wallet'],
       summary: 'Move USDC between two of the caller\'s buckets (atomic, double-entry)',
-      description: 'amount must be positive and at most what the source bucket can release (its balance minus order reserves and margin in use); otherwise 400 INSUFFICIENT_BALANCE naming the bucket and the available amount.',
-      body: Type.Object({ from: Bucket, to: Bucket, amount: Decimal() }, { additionalProperties: false }),
-      response: responses({ 200: BalanceView }),
+      description: 'amount must be positive and at most what the source bucket can release (its balance minus order reserves and margin in use); otherwise 400 INSUFFICIENT_BALANCE naming the bucket and the available amount. ' +
+        `${CLIENT_TRANSFER_ID_RULE} A transfer's ledger entries carry ref "<from>-><to>".`,
+      body: Type.Object({ from: Bucket, to: Bucket, amount: Decimal(), clientTransferId: Type.Optional(ClientTransferId) }, { additionalProperties: false }),
+      response: responses({ 200: BalanceView }, [400, 401, 403, 409, 429]),
     },
   }, async (req) => {
     const amount = parseAmount(req.body.amount, 'amount', usdcDecimals);
@@ -140,6 +153,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
       from: req.body.from,
       to: req.body.to,
       amount,
+      clientId: req.body.clientTransferId ?? null,
     });
     return balances(result);
   });
@@ -149,13 +163,15 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['wallet'],
       summary: 'Withdraw USDC from the wallet bucket to the signed-in address',
-      description: 'Debited at once and counted in pendingWithdrawalTotal; the payout proceeds on chain (see /wallet/settlements). A failed payout is refunded to the wallet bucket.',
-      body: Type.Object({ amount: Decimal() }, { additionalProperties: false }),
-      response: responses({ 200: Type.Object({ withdrawalId: Type.String() }) }),
+      description: 'Debited at once and counted in pendingWithdrawalTotal; the payout proceeds on chain (see /wallet/settlements). A failed payout is refunded to the wallet bucket. ' +
+        CLIENT_TRANSFER_ID_RULE,
+      body: Type.Object({ amount: Decimal(), clientTransferId: Type.Optional(ClientTransferId) }, { additionalProperties: false }),
+      response: responses({ 200: Type.Object({ withdrawalId: Type.String() }) }, [400, 401, 403, 409, 429]),
     },
   }, async (req) => {
     const amount = parseAmount(req.body.amount, 'amount', usdcDecimals);
-    const settlement = await execute(ctx, { type: 'wallet.withdraw', account: callerAddress(req), amount });
+    const clientId = req.body.clientTransferId ?? null;
+    const settlement = await execute(ctx, { type: 'wallet.withdraw', account: callerAddress(req), amount, clientId });
     return { withdrawalId: settlement.id };
   });
 

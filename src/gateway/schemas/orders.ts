@@ -16,8 +16,11 @@ export const OrderTypeSchema = StringEnum(['limit', 'market'] as const);
 export const TifSchema = StringEnum(['gtc', 'ioc', 'fok'] as const);
 export const MarginModeSchema = StringEnum(['isolated', 'cross'] as const);
 export const StpSchema = StringEnum(['cancel_maker', 'cancel_taker', 'cancel_both'] as const);
+/** A client's idempotency tag: 1-36 of [A-Za-z0-9._:/-] (orders, quotes, transfers, withdrawals). */
+export const CLIENT_ID_PATTERN = '^[A-Za-z0-9._:/-]{1,36}$';
+
 export const ClientOrderId = Type.String({
-  pattern: '^[A-Za-z0-9._:/-]{1,36}$',
+  pattern: CLIENT_ID_PATTERN,
   description: 'idempotency tag, 1-36 of [A-Za-z0-9._:/-], unique per account among live orders and for 24 h after an order ends',
 });
 export const QuoteId = Type.String({ pattern: '^[A-Za-z0-9._:/-]{1,36}$' });
