@@ -27,7 +27,10 @@ import { PendingSums, TouchedSet } from '../touched.ts';
 import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
-import { accountRisk, closeBoundTicks, closingNotional, crossCashOf, isolatedInitial, marginAudit, openLossAt, reduceOnlyOpenLoss, riskMark } from './margin.ts';
+import {
+  accountRisk, adjustReduceOnlySums, closeBoundTicks, closingNotional, crossCashOf, isolatedInitial, marginAudit, openLossAt, reduceOnlyOpenLoss,
+  modeKey, reduceOnlySums, riskMark, type ReduceOnlySums,
+} from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
@@ -421,17 +424,26 @@ export class LinearEngine implements MatchSink {
    */
   admits(makerNode: BookOrder): boolean {
     const maker = makerNode as LinearOrder;
+    const bound = this.makerBound(maker, null);
+    return bound === null || (maker.side === BUY ? maker.priceTicks <= bound : maker.priceTicks >= bound);
+  }
+
+  /**
+   * The bound of a resting order that reduces its owner's position (see admits), or null when it
+   * has none (it does not reduce a position, or no mark). `sums`: the account's reduce-only orders
+   * summed once (the sweep), else summed here.
+   */
+  private makerBound(maker: LinearOrder, sums: ReduceOnlySums | null): number | null {
     const account = this.accounts.get(maker.owner);
     const p = account?.position(maker.market, maker.request.marginMode);
-    if (p === undefined || p.size === 0 || (p.size > 0) === (maker.side === BUY)) return true;
+    if (p === undefined || p.size === 0 || (p.size > 0) === (maker.side === BUY)) return null;
     const mark = riskMark(maker.market);
-    if (mark === null) return true;
+    if (mark === null) return null;
     const owner = maker.owner;
     const fees = this.deps.fees;
     const fee = fees.fee(closingNotional(p, mark), fees.rateFor(this.deps.volumes.volume30d(owner, this.deps.now()), 'taker'));
     const balance = this.balance(owner) + this.pendingPnl.sumOf(owner) - this.pendingFees.sumOf(owner);
-    const bound = closeBoundTicks(p, account!, balance, fee, mark, maker.remainingLots, maker);
-    return maker.side === BUY ? maker.priceTicks <= bound : maker.priceTicks >= bound;
+    return closeBoundTicks(p, account!, balance, fee, mark, maker.remainingLots, maker, sums);
   }
 
   onMakerCancelled(makerNode: BookOrder, why: MakerCancel): void {
@@ -904,8 +916,24 @@ export class LinearEngine implements MatchSink {
   cancelRefusedMakers(accountId: number): void {
     const account = this.accounts.get(accountId);
     if (account === undefined || account.orders.size === 0) return;
+    // Summed once, so the walk stays linear in the orders. Where the account holds no reduce-only
+    // order in the market (or the position is isolated), the orders on one side of a position
+    // share one bound (closeBoundTicks reads nothing of the order then), kept until a reduce-only
+    // cancel changes the sums.
+    const sums = reduceOnlySums(account);
+    const shared = new Map<string, number | null>();
     for (const o of [...account.orders.values()]) {
-      if (o.level === null || this.admits(o)) continue;
+      if (o.level === null) continue;
+      const plain = o.request.marginMode === 'isolated' || (sums.byMarket.get(o.market)?.lots ?? 0) === 0;
+      const key = plain ? `${modeKey(o.market.spec.id, o.request.marginMode)}|${o.side}` : '';
+      let bound = plain ? shared.get(key) : undefined;
+      if (bound === undefined) {
+        bound = this.makerBound(o, sums);
+        if (plain) shared.set(key, bound);
+      }
+      if (bound === null || (o.side === BUY ? o.priceTicks <= bound : o.priceTicks >= bound)) continue;
+      if (o.request.reduceOnly) shared.clear();
+      adjustReduceOnlySums(sums, o, -1);
       o.rejectReason = 'INSUFFICIENT_MARGIN';
       this.cancelOrder(o, 'cancelled');
     }

@@ -205,21 +205,61 @@ export function closingNotional(p: Position, mark: Fixed): Fixed {
  * fee is paid by the equity too. `newLots` are the order's lots; `resting` is the order itself when
  * it already rests (checked again as a maker), so that it is not counted as one of the others.
  */
-export function closeBoundTicks(p: Position, account: LinearAccount, balance: Fixed, fee: Fixed, mark: Fixed, newLots: number, resting: LinearOrder | null = null): number {
-  let equity = equityBehind(p, account, balance, mark);
+export function closeBoundTicks(
+  p: Position, account: LinearAccount, balance: Fixed, fee: Fixed, mark: Fixed, newLots: number,
+  resting: LinearOrder | null = null, sums: ReduceOnlySums | null = null,
+): number {
+  let equity = equityBehind(p, account, balance, mark, sums);
   let lots = Math.abs(p.size);
   if (p.marginMode === 'cross' && account.liveReduceOnly > 0) {
     // The position's own resting reduce-only orders: equityBehind kept their loss out along with the
     // other positions'. Those the new order leaves standing (trimmed to what remains of the position)
     // are taken as filled already, their loss and their lots; the rest will be trimmed away. Counting
     // them against the whole position as well would refuse a stop-loss that closes it all.
-    const own = ownReduceOnly(p, account, mark, resting);
+    const own = sums === null ? ownReduceOnly(p, account, mark, resting) : ownFromSums(sums, p, mark, resting);
     const kept = Math.min(own.lots, Math.max(0, lots - newLots));
     if (kept === 0) equity += own.loss;
     else lots -= kept;
     if (resting !== null && isReduceOnlyResting(resting)) equity += openLossOf(resting, mark); // its own loss is the bound's to cover
   }
   return bankruptcyTicks(p, fee > 0n ? equity - fee : equity, mark, lots);
+}
+
+/**
+ * The account's resting cross reduce-only orders summed once (their open loss at the marks, and
+ * per market their lots and loss), for a walk that asks the bound of many of its orders in one
+ * state: the sweep (engine.ts `cancelRefusedMakers`). Without it each bound walks every order of
+ * the account twice, so a sweep over an account's orders was quadratic in them.
+ */
+export interface ReduceOnlySums {
+  crossLoss: Fixed;
+  readonly byMarket: Map<LinearMarket, { lots: number; loss: Fixed }>;
+}
+
+export function reduceOnlySums(account: LinearAccount): ReduceOnlySums {
+  const sums: ReduceOnlySums = { crossLoss: 0n, byMarket: new Map() };
+  if (account.liveReduceOnly === 0) return sums;
+  for (const o of account.orders.values()) adjustReduceOnlySums(sums, o, 1);
+  return sums;
+}
+
+/** Adds (`sign` 1) or takes out (-1, before it is cancelled) one order's share of the sums. */
+export function adjustReduceOnlySums(sums: ReduceOnlySums, o: LinearOrder, sign: 1 | -1): void {
+  if (!isReduceOnlyResting(o) || o.request.marginMode !== 'cross') return;
+  const mark = riskMark(o.market);
+  const loss = mark === null ? 0n : openLossOf(o, mark);
+  sums.crossLoss += sign === 1 ? loss : -loss;
+  let own = sums.byMarket.get(o.market);
+  if (own === undefined) sums.byMarket.set(o.market, (own = { lots: 0, loss: 0n }));
+  own.lots += sign * o.remainingLots;
+  own.loss += sign === 1 ? loss : -loss;
+}
+
+/** ownReduceOnly read from the sums (`mark` is the market's risk mark, as the sums took it). */
+function ownFromSums(sums: ReduceOnlySums, p: Position, mark: Fixed, except: LinearOrder | null): { lots: number; loss: Fixed } {
+  const own = sums.byMarket.get(p.market) ?? { lots: 0, loss: 0n };
+  if (except === null || !isReduceOnlyResting(except) || except.market !== p.market || except.request.marginMode !== 'cross') return own;
+  return { lots: own.lots - except.remainingLots, loss: own.loss - openLossOf(except, mark) };
 }
 
 /** Lots and open loss at `mark` of the resting reduce-only orders that reduce `p`, `except` one. */
@@ -243,10 +283,10 @@ function isReduceOnlyResting(o: LinearOrder): boolean {
  * PnL; for a cross position, the account's cross equity (its cross positions at their risk marks)
  * less what its resting reduce-only orders would lose at the mark, which that equity must keep.
  */
-export function equityBehind(p: Position, account: LinearAccount, balance: Fixed, mark: Fixed): Fixed {
+export function equityBehind(p: Position, account: LinearAccount, balance: Fixed, mark: Fixed, sums: ReduceOnlySums | null = null): Fixed {
   if (p.marginMode === 'isolated') return p.isolatedMargin + p.unrealized(mark);
   const s = sumRisk(account);
-  return balance - s.isolatedAllocated + s.crossUnrealized - reduceOnlyOpenLoss(account);
+  return balance - s.isolatedAllocated + s.crossUnrealized - (sums === null ? reduceOnlyOpenLoss(account) : sums.crossLoss);
 }
 
 /**
