@@ -19,6 +19,7 @@ const T0 = Date.UTC(2026, 0, 6, 12);
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 const TRADERS = [addr(0xa), addr(0xb), addr(0xc)];
 const CASH = ['1000000', '6000', '4000'];
+const SEED = process.env.SEED !== undefined ? Number(process.env.SEED) : 1;
 
 type Step =
   | { kind: 'place'; who: number; buy: boolean; offset: number; lots: number; ioc: boolean; reduceOnly: boolean; isolated: boolean; eth: boolean }
@@ -30,7 +31,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 8,
     arbitrary: fc.record({
       kind: fc.constant('place' as const),
-      who: fc.integer({ min: 0, max: 2 }),
+      who: fc.constantFrom(0, 1, 1, 2, 2),
       buy: fc.boolean(),
       offset: fc.integer({ min: -40, max: 40 }),
       lots: fc.integer({ min: 1, max: 20 }),
@@ -41,7 +42,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), who: fc.integer({ min: 0, max: 2 }), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('index' as const), eth: fc.boolean(), move: fc.integer({ min: -400, max: 400 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('index' as const), eth: fc.boolean(), move: fc.integer({ min: -400, max: 400 }) }) },
 );
 
 function request(s: Extract<Step, { kind: 'place' }>, btc: number, eth: number): OrderRequest {
@@ -119,7 +120,7 @@ test('the sweep cancels exactly what a plain walk of admits() cancels', () => {
       for (const s of steps) {
         if (s.kind === 'index') {
           if (s.eth) eth = Math.max(100, eth - Math.round(Math.abs(s.move) / 8)); // ETH only falls, in steps of at most 1.25 %
-          else btc = Math.max(1000, btc + s.move * 10);
+          else btc = Math.max(1000, btc + s.move); // BTC wanders by at most 0.4 % a step
           run({ type: 'index.publish', underlying: s.eth ? 'ETH' : 'BTC', price: fx(String(s.eth ? eth : btc)), sourceTs: t + 1 });
         } else if (s.kind === 'cancel') {
           const live = liveOrders(exchanges[0]!)[s.who]!;
@@ -130,8 +131,9 @@ test('the sweep cancels exactly what a plain walk of admits() cancels', () => {
         assert.deepEqual(liveOrders(exchanges[0]!), liveOrders(exchanges[1]!));
       }
     }),
-    { numRuns: 500 },
+    // A fixed seed (SEED overrides it): the coverage asserted below must not depend on luck.
+    { numRuns: 500, seed: SEED },
   );
   assert.ok(swept > 0, 'no stream reached a sweep cancellation');
-  console.log(`# sweep cancellations compared: ${swept}`);
+  console.log(`# sweep cancellations compared: ${swept} (seed ${SEED})`);
 });
