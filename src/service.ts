@@ -102,7 +102,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const apiKeys = new ApiKeys(authStore);
   const siwe = new SiweVerifier(authStore, settings);
   const ctx: GatewayContext = {
-    settings, sequencer, exchange, history: { wallet: walletHistory, trading: tradingHistory, market: marketHistory }, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: Date.now(),
+    settings, sequencer, exchange, history: { wallet: walletHistory, trading: tradingHistory, market: marketHistory }, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: performance.now(),
     now: () => clock.now(),
     clockSkewMs: () => (clock instanceof SteadyClock ? clock.skewMs : 0),
   };

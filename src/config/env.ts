@@ -122,7 +122,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
     },
     indexMaxAgeMs: int(env, 'INDEX_MAX_AGE_MS', 10_000, 100, 86_400_000),
     tickMs,
-    clockMaxStepMs: int(env, 'CLOCK_MAX_STEP_MS', 5000, 100, 86_400_000),
+    clockMaxStepMs: int(env, 'CLOCK_MAX_STEP_MS', 60_000, 100, 86_400_000),
     journal: {
       earlyFlushAt: int(env, 'JOURNAL_EARLY_FLUSH_AT', 16, 1, 65_536),
       maxInFlight: int(env, 'JOURNAL_MAX_IN_FLIGHT', 4, 1, 64),

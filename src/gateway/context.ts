@@ -37,6 +37,7 @@ export interface GatewayContext {
   readonly chain: ChainPort;
   /** Present when the embedded simulated chain is in use (admin deposit and reorg act on it). */
   readonly simulatedChain: SimulatedChain | null;
+  /** performance.now() when the service started (monotonic: uptime never goes back with the system clock). */
   readonly startedAt: number;
   /** The service clock (the sequencer stamps commands with it; tests may drive it by hand). */
   now(): number;

@@ -11,7 +11,7 @@
  * and margin in use are `locked`) mark the group dirty; a `mark` event marks every group dirty,
  * since margin in use moves with the mark. Every BALANCES_INTERVAL_MS a dirty group re-reads the
  * balances and sends `event: update` only when a figure changed, so changes are coalesced per
- * interval. Balances are read from the core (locked amounts exist only there), which may hold
+ * interval (`updatedAt` is service time, like the REST balances'). Balances are read from the core (locked amounts exist only there), which may hold
  * commands whose journal batch is still being written; unlike the event-sourced books and
  * positions, a read is therefore sent (update or a joiner's snapshot) only once everything it
  * shows is durable (`whenDurable`), so a stream never shows a balance a crash would take back.
@@ -49,7 +49,7 @@ export class BalancesGroup extends Group {
     super(hub, BALANCES_INTERVAL_MS, onEmpty);
     this.seenMarkEpoch = views.markEpoch;
     this.held = this.read();
-    this.readAt = Date.now();
+    this.readAt = hub.ctx.now();
     this.engineTs = hub.ctx.exchange.now();
   }
 
@@ -65,7 +65,7 @@ export class BalancesGroup extends Group {
       this.members.delete(conn);
       this.release();
     });
-    this.whenDurable(this.read(), Date.now(), () => {
+    this.whenDurable(this.read(), this.hub.ctx.now(), () => {
       if (!open) return;
       this.members.add(conn);
       conn.write(this.balancesFrame('snapshot', 'BalancesSnapshot'));
@@ -82,7 +82,7 @@ export class BalancesGroup extends Group {
     if (!this.dirty) this.engineTs = Math.max(this.engineTs, this.hub.ctx.exchange.now());
     this.dirty = false;
     this.seenMarkEpoch = this.views.markEpoch;
-    this.whenDurable(this.read(), Date.now(), () => undefined, null);
+    this.whenDurable(this.read(), this.hub.ctx.now(), () => undefined, null);
   }
 
   /**
