@@ -16,6 +16,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { coreConfig } from '../../config/core.ts';
 import type { Command } from '../commands.ts';
+import type { ExchangeEvent } from '../events.ts';
 import { Exchange } from '../exchange.ts';
 import { systemAccount, type LedgerEntry } from '../ledger/ledger.ts';
 import { formatDecimal, fx, type Fixed } from '../money.ts';
@@ -511,6 +512,17 @@ describe('a user order never trades a loss onto the fund', () => {
     assert.equal(w.fundPaid(), 0n);
   });
 
+  /** Account 1 (`cash`) cross long 1 BTC at 100 000 and `eth` ETH at 4 000, bought at market; account 3 an accomplice with a million. */
+  function longBtcAndEth(cash: string, eth: string): World {
+    const w = twoMarkets(cash);
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null);
+    w.order(3, 'sell', eth, '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', eth, null, 'cross', 'ETH-PERP');
+    return w;
+  }
+
   /**
    * Account 1 (7 000) cross long 1 BTC at 100 000 and 10 ETH at 4 000 (fees 70: equity 6 930),
    * with a `reduceOnly` sell of 1 BTC resting at 97 000: within its bound when placed (100 000 −
@@ -519,30 +531,34 @@ describe('a user order never trades a loss onto the fund', () => {
    */
   for (const reduceOnly of [false, true]) {
     test(`a resting close whose bound the mark moved past it leaves the book with that mark (reduceOnly ${reduceOnly})`, () => {
-      const w = twoMarkets('7000');
-      w.fund(3, '1000000');
-      w.order(2, 'sell', '1', '100000');
-      w.order(1, 'buy', '1', null);
-      w.order(3, 'sell', '10', '4000', 'cross', 'ETH-PERP');
-      w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP');
+      const w = longBtcAndEth('7000', '10');
       w.order(1, 'sell', '1', '97000', 'cross', 'BTC-PERP', { reduceOnly });
       w.entries.length = 0;
       const events = w.index('3600', 'ETH');
       assert.equal(w.size(1), 10_000, 'not liquidated');
       assert.equal(w.ex.linear.risk(w.id(1)).crossEquity, fx('2930'));
-      const sell = events.find((e) => e.type === 'order' && e.order.accountId === w.id(1));
       // Before: it stayed in the book, as an ask no taker could trade, until a taker reached it.
-      assert.deepEqual(sell?.type === 'order' && [sell.order.status, sell.order.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
+      assertCancelledPastBound(w, events);
       assert.equal(w.ex.linear.markets.get('BTC-PERP')!.book.bestAsk(), NaN, 'no ask left');
       assert.equal(w.refusal(3, w.request('buy', '1', '97000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' })), 'NO_LIQUIDITY');
-      w.tick();
-      assert.equal(w.fundPaid(), 0n);
-      // A close inside the new bound still trades.
-      w.order(2, 'buy', '1', '97200');
-      w.order(1, 'sell', '1', null, 'cross', 'BTC-PERP', { reduceOnly: true });
-      assert.equal(w.size(1), 0);
-      assert.equal(w.fundPaid(), 0n);
+      closesInsideNewBound(w, '97200');
     });
+  }
+
+  /** Account 1's order among `events` was cancelled as past its bound. */
+  function assertCancelledPastBound(w: World, events: readonly ExchangeEvent[]) {
+    const sell = events.find((e) => e.type === 'order' && e.order.accountId === w.id(1));
+    assert.deepEqual(sell?.type === 'order' && [sell.order.status, sell.order.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
+  }
+
+  /** Nothing for the fund at the next tick, and a close of account 1 into a bid at `bid`, inside the new bound, trades. */
+  function closesInsideNewBound(w: World, bid: string) {
+    w.tick();
+    assert.equal(w.fundPaid(), 0n);
+    w.order(2, 'buy', '1', bid);
+    w.order(1, 'sell', '1', null, 'cross', 'BTC-PERP', { reduceOnly: true });
+    assert.equal(w.size(1), 0);
+    assert.equal(w.fundPaid(), 0n);
   }
 
   /**
@@ -550,16 +566,11 @@ describe('a user order never trades a loss onto the fund', () => {
    * with a sell of 1 BTC resting at 97 000 (its open loss, 3 000, and its fee are about what the
    * margin gate left free), within its bound (100 000 − (17 890 − 52.5) = 82 162.5). It then sells
    * its ETH at 3 810 into an accomplice's bid: 15 200 lost and 152.4 of fee leave 2 537.6, above
-   * maintenance (1 000), and the BTC bound moves to 97 514.9, past the resting sell. No mark moved, so no sweep ran: the
-   * match is what must refuse it.
+   * maintenance (1 000), and the BTC bound moves to 97 514.9, past the resting sell. No mark
+   * moved, so no sweep ran: the match is what must refuse it.
    */
   function boundMovedByOwnLoss(): World {
-    const w = twoMarkets('18100');
-    w.fund(3, '1000000');
-    w.order(2, 'sell', '1', '100000');
-    w.order(1, 'buy', '1', null);
-    w.order(3, 'sell', '80', '4000', 'cross', 'ETH-PERP');
-    w.order(1, 'buy', '80', null, 'cross', 'ETH-PERP');
+    const w = longBtcAndEth('18100', '80');
     w.order(1, 'sell', '1', '97000');
     w.order(3, 'buy', '80', '3810', 'cross', 'ETH-PERP');
     w.order(1, 'sell', '80', null, 'cross', 'ETH-PERP', { reduceOnly: true });
@@ -580,18 +591,11 @@ describe('a user order never trades a loss onto the fund', () => {
     assert.ok(out.ok, 'the bid is accepted');
     assert.equal(out.result.order.status, 'open');
     assert.deepEqual(out.result.fills, []);
-    const sell = out.events.find((e) => e.type === 'order' && e.order.accountId === w.id(1));
-    assert.deepEqual(sell?.type === 'order' && [sell.order.status, sell.order.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN']);
+    assertCancelledPastBound(w, out.events);
     assert.equal(w.size(1), 10_000);
     // Before: it filled at 97 000, 3 000 lost against 2 537.6 of equity, and the fund paid the rest.
     w.index('100000');
-    w.tick();
-    assert.equal(w.fundPaid(), 0n);
-    // A close inside the new bound still trades.
-    w.order(2, 'buy', '1', '97700');
-    w.order(1, 'sell', '1', null, 'cross', 'BTC-PERP', { reduceOnly: true });
-    assert.equal(w.size(1), 0);
-    assert.equal(w.fundPaid(), 0n);
+    closesInsideNewBound(w, '97700');
   });
 
   test('a short closed at its bound above the mark pays its fee out of its equity', () => {
