@@ -32,9 +32,11 @@ export function durableReads(app: TypedApp, ctx: GatewayContext): void {
 }
 
 /**
- * Route config of a GET that reads only the history tables: they hold acknowledged (durable)
- * commands alone, and `histories(ctx)` already waits until they hold all of them, so the barrier
- * would only make the read wait, under load, for batches still being written that it cannot show.
+ * Route config of a GET that reads only the history tables: they hold durable commands alone (the
+ * journal worker writes a batch's history after its commit), and `histories(ctx)` already waits
+ * until they hold every acknowledged one, so the barrier would only make the read wait, under load,
+ * for batches still being written that it cannot show. A command may appear there a moment before
+ * its own client's acknowledgement arrives (it is durable by then; what it shows survives a crash).
  * (Such a route's account and market lookups read the live registry: a listing or an account in
  * flight can only turn a 404 into an empty answer.)
  */
