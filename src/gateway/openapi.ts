@@ -30,7 +30,7 @@ USDC amounts carry at most 6 decimals.
 that: a GET answers with state whose every command is durable (it may wait a moment for the current
 group commit), so nothing a client reads can be taken back by a crash; if the journal cannot be
 written, reads answer 503 \`UNAVAILABLE\` rather than show it. Stream events are published once
-durable; the balances stream's figures are read live and may run ahead by the batch being written.
+durable, and the balances stream's figures, read live, are sent only once what they show is durable.
 
 **Authentication.** Sign in with Ethereum: \`POST /auth/nonce\`, then \`POST /auth/siwe\` with an
 EIP-4361 message for this origin and chain; the session JWT (7 days) comes back in the body and as

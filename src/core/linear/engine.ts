@@ -424,14 +424,13 @@ export class LinearEngine implements MatchSink {
    */
   admits(makerNode: BookOrder): boolean {
     const maker = makerNode as LinearOrder;
-    const bound = this.makerBound(maker, null);
-    return bound === null || (maker.side === BUY ? maker.priceTicks <= bound : maker.priceTicks >= bound);
+    return fillsWithin(maker, this.makerBound(maker, null));
   }
 
   /**
    * The bound of a resting order that reduces its owner's position (see admits), or null when it
    * has none (it does not reduce a position, or no mark). `sums`: the account's reduce-only orders
-   * summed once (the sweep), else summed here.
+   * summed once (the sweep), else closeBoundTicks walks them.
    */
   private makerBound(maker: LinearOrder, sums: ReduceOnlySums | null): number | null {
     const account = this.accounts.get(maker.owner);
@@ -931,7 +930,7 @@ export class LinearEngine implements MatchSink {
         bound = this.makerBound(o, sums);
         if (plain) shared.set(key, bound);
       }
-      if (bound === null || (o.side === BUY ? o.priceTicks <= bound : o.priceTicks >= bound)) continue;
+      if (fillsWithin(o, bound)) continue;
       if (o.request.reduceOnly) shared.clear();
       adjustReduceOnlySums(sums, o, -1);
       o.rejectReason = 'INSUFFICIENT_MARGIN';
@@ -1097,6 +1096,11 @@ export class LinearEngine implements MatchSink {
   riskMarkOf(market: LinearMarket): Fixed | null {
     return riskMark(market);
   }
+}
+
+/** Whether `o` may fill at its own price under `bound` (null: it has none). */
+function fillsWithin(o: LinearOrder, bound: number | null): boolean {
+  return bound === null || (o.side === BUY ? o.priceTicks <= bound : o.priceTicks >= bound);
 }
 
 /** What `lots` just opened at `price` lose at the market's risk mark (0 when they fill at or better than it). */

@@ -13,7 +13,7 @@ import { dec, decOrNull, iso, isoOrNull } from '../format.ts';
 import { Decimal } from '../validation.ts';
 import { IsoTime, NullableIsoTime, NullableString, OrNull, StringEnum } from './common.ts';
 import {
-  ClientOrderId, fillView, FillView, OrderTypeSchema, OrderView, PositionViewSchema, PreviewView, SideSchema,
+  CLIENT_ID_PATTERN, ClientOrderId, fillView, FillView, OrderTypeSchema, OrderView, PositionViewSchema, PreviewView, SideSchema,
   StpSchema, TifSchema,
 } from './orders.ts';
 
@@ -52,8 +52,8 @@ export const ClobCancelAllBody = Type.Union([
     {
       marketId: Type.Optional(MarketId),
       underlying: Type.Optional(Underlying),
-      quoteId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:/-]{1,36}$' })),
-      clientOrderId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:/-]{1,36}$' })),
+      quoteId: Type.Optional(Type.String({ pattern: CLIENT_ID_PATTERN })),
+      clientOrderId: Type.Optional(Type.String({ pattern: CLIENT_ID_PATTERN })),
     },
     { additionalProperties: false },
   ),

@@ -23,7 +23,7 @@ export const ClientOrderId = Type.String({
   pattern: CLIENT_ID_PATTERN,
   description: 'idempotency tag, 1-36 of [A-Za-z0-9._:/-], unique per account among live orders and for 24 h after an order ends',
 });
-export const QuoteId = Type.String({ pattern: '^[A-Za-z0-9._:/-]{1,36}$' });
+export const QuoteId = Type.String({ pattern: CLIENT_ID_PATTERN });
 
 export const PerpOrderBody = Type.Object(
   {

@@ -11,11 +11,11 @@
  * and margin in use are `locked`) mark the group dirty; a `mark` event marks every group dirty,
  * since margin in use moves with the mark. Every BALANCES_INTERVAL_MS a dirty group re-reads the
  * balances and sends `event: update` only when a figure changed, so changes are coalesced per
- * interval (`updatedAt` is service time, like the REST balances'). Balances are read from the core (locked amounts exist only there), which may hold
- * commands whose journal batch is still being written; unlike the event-sourced books and
- * positions, a read is therefore sent (update or a joiner's snapshot) only once everything it
- * shows is durable (`whenDurable`), so a stream never shows a balance a crash would take back.
- * Frames are `{ type: 'snapshot' | 'update', eventId,
+ * interval (`updatedAt` is service time, like the REST balances'). Balances are read from the
+ * core (locked amounts exist only there), which may hold commands whose journal batch is still
+ * being written; unlike the event-sourced books and positions, a read is therefore sent (update or
+ * a joiner's snapshot) only once everything it shows is durable (`whenDurable`), so a stream never
+ * shows a balance a crash would take back. Frames are `{ type: 'snapshot' | 'update', eventId,
  * eventType, eventSeq, engineTs, sourceTs, payload }`: the contract's `{ type, payload }` inside the
  * common envelope.
  * Tested by test/streams/balances-stream.test.ts.
@@ -90,8 +90,8 @@ export class BalancesGroup extends Group {
    * being written; a crash would take those back. So a read is held until everything the core had
    * applied when it was taken is durable (Sequencer.barrier, asked in the same turn as the read),
    * then sent as an update if it differs from what members hold, then `then` runs. Reads are
-   * applied in the order they were taken. If the journal fails, the members and `joiner` end with
-   * UPSTREAM_UNAVAILABLE.
+   * applied in the order they were taken. If the journal fails the core has stopped, and every
+   * stream ends with UPSTREAM_UNAVAILABLE (StreamHub.upstreamDown).
    */
   private whenDurable(figures: string, readAt: number, then: () => void, joiner: SseConnection | null): void {
     // Settled to a flag at once: a rejection must not wait, unhandled, behind earlier reads.
@@ -109,9 +109,7 @@ export class BalancesGroup extends Group {
     };
     const refuse = () => {
       this.waiting--;
-      const message = 'the exchange core is unavailable; reconnect with backoff';
-      this.failAll('UPSTREAM_UNAVAILABLE', message, true);
-      joiner?.fail('UPSTREAM_UNAVAILABLE', message, true);
+      this.hub.upstreamDown();
     };
     this.applied = this.applied.then(() => durable).then((ok) => (ok ? apply() : refuse())).catch((error: unknown) => {
       this.hub.reportError(error, 'stream view failed');
