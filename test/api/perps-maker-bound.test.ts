@@ -66,3 +66,25 @@ test('a resting close whose bound moved past it leaves the book with the index t
   const btc = (positions.body as { marketId: string; size: string }[]).find((p) => p.marketId === 'BTC-PERP');
   assert.equal(btc?.size, '1', 'the long is untouched');
 });
+
+test('an opening bid whose loss at a falling mark its owner cannot cover leaves the book with that index', async () => {
+  const [a, b, c] = await Promise.all([perpTrader(url, '2100'), perpTrader(url, '6100'), perpTrader(url, '1000000')]);
+  await publishIndex(url, 'BTC', '100000');
+  // The first test's long (1 BTC, 10 ETH, equity 2 930 at ETH 3 600) would be liquidated into these
+  // bids by the BTC fall below: ETH back at 4 000 keeps it 4 000 above.
+  await publishIndex(url, 'ETH', '4000');
+  // No position: initial margin 2 000 and the fee set aside fit in 2 100; b holds 6 100 behind the same bid.
+  const thin = await order(a, { marketId: 'BTC-PERP', side: 'buy', quantity: '1', price: '99000' });
+  const covered = await order(b, { marketId: 'BTC-PERP', side: 'buy', quantity: '1', price: '99000' });
+  await publishIndex(url, 'BTC', '96000'); // the bid now loses 3 000 at the mark
+  const listed = await call(url, `/perps/orders?marketId=BTC-PERP`, { token: a.token });
+  const cancelled = (listed.body as { id: string; status: string; rejectReason: string | null }[]).find((o) => o.id === thin.id);
+  assert.deepEqual([cancelled?.status, cancelled?.rejectReason], ['cancelled', 'INSUFFICIENT_MARGIN'], 'before: it stayed open');
+  const book = await call(url, '/perps/orderbook/BTC-PERP');
+  const level = (book.body.bids as [string, string][]).find(([price]) => price === '99000');
+  assert.deepEqual(level, ['99000', '1'], 'only the covered bid is left at 99 000');
+  const sold = await order(c, { marketId: 'BTC-PERP', side: 'sell', quantity: '2', price: '99000', timeInForce: 'ioc' });
+  assert.deepEqual(sold.fills.map((f: { makerOrderId?: string; quantity: string }) => f.quantity), ['1'], 'one lot trades, against the covered bid');
+  const open = await call(url, '/perps/orders/open', { token: b.token });
+  assert.deepEqual((open.body as unknown[]).length, 0, `${covered.id} filled`);
+});

@@ -592,14 +592,9 @@ class Model implements MatchSink {
     this.end(o, 'cancelled');
   }
 
-  /** A maker the engine refused at the match must be one that reduces its owner's position. */
+  /** A maker the engine refused at the match (checked as it refused it: Run's sink). */
   admits(node: BookOrder): boolean {
-    if (!this.refused.has(node.id)) return true;
-    const maker = this.orders.get(node.id)!;
-    const q = maker.request;
-    const size = this.position(maker.acct, q.marketId, q.marginMode);
-    assert.ok(size !== 0 && (size > 0) !== (q.side === BUY), `refused maker ${node.id} does not reduce a position (${size})`);
-    return false;
+    return !this.refused.has(node.id);
   }
 
   onMakerCancelled(node: BookOrder, why: MakerCancel): void {
@@ -900,7 +895,10 @@ class Run {
     const sink = this.ex.linear as unknown as { onMakerCancelled(maker: BookOrder, why: MakerCancel): void };
     const cancelled = sink.onMakerCancelled.bind(sink);
     sink.onMakerCancelled = (maker, why) => {
-      if (why === 'refused') this.model.refused.add(maker.id);
+      if (why === 'refused') {
+        this.model.refused.add(maker.id);
+        this.checkRefused(maker as LinearOrder);
+      }
       cancelled(maker, why);
     };
     this.model.makerAdmits = (id) => {
@@ -926,6 +924,47 @@ class Run {
       this.apply({ type: 'chain.deposit_observed', txHash, account, amount, confirmations: 1 });
       this.apply({ type: 'wallet.transfer', account, from: 'wallet', to: 'perps', amount });
     });
+  }
+
+  /**
+   * A maker refused at the match either reduces its owner's position (its bound: the model's
+   * `bound`) or opens at a cost a fill would take from the owner's equity (engine.ts admits): never
+   * one at or better than the mark with no fee to pay.
+   */
+  private checkRefused(maker: LinearOrder): void {
+    const p = this.ex.linear.findAccount(maker.owner)?.position(maker.market, maker.request.marginMode);
+    const size = p?.size ?? 0;
+    if (size !== 0 && (size > 0) !== (maker.side === BUY)) return this.count('maker refused at its bankruptcy bound');
+    assert.ok(this.ex.linear.fillCost(maker, maker.remainingLots) > 0n, `refused opening maker ${maker.id} costs nothing to fill`);
+    this.count('opening maker refused at the match');
+  }
+
+  /**
+   * An order the sweep cancelled that opens a position: its fill would cost more than its owner's
+   * cross equity holds, recomputed here from the account's report, the mark and the fee tiers.
+   * Skipped when the same sweep also cancelled one of the account's reduce-only orders (that
+   * returned the open loss it held, after this order's check).
+   */
+  private checkSweptOpening(o: OrderRecord, swept: readonly OrderRecord[]): void {
+    if (swept.some((x) => x.accountId === o.accountId && x.reduceOnly)) return this.count('opening order swept (not rechecked)');
+    const market = this.ex.linear.markets.get(o.marketId)!;
+    const mark = this.ex.linear.riskMarkOf(market)!;
+    const lots = (o.quantity - o.filledQuantity) / stepOf(market.spec);
+    const price = o.price!;
+    const worse = o.side === 'buy' ? price - mark : mark - price;
+    const loss = worse > 0n ? (worse * lots * stepOf(market.spec)) / 10n ** 18n : 0n;
+    const maxMakerFee = (price * lots * stepOf(market.spec) / 10n ** 18n) * fx('1') / fx('10000') + 1n;
+    const account = this.ex.linear.findAccount(o.accountId)!;
+    let roLoss = 0n;
+    for (const x of account.orders.values()) {
+      if (!x.request.reduceOnly || x.level === null || x.request.marginMode !== 'cross') continue;
+      const xPrice = x.market.units.price(x.priceTicks);
+      const xWorse = x.side === BUY ? xPrice - mark : mark - xPrice;
+      if (xWorse > 0n) roLoss += (xWorse * BigInt(x.remainingLots) * stepOf(market.spec)) / 10n ** 18n + 1n;
+    }
+    const equity = this.ex.linear.risk(o.accountId).crossEquity;
+    assert.ok(loss + maxMakerFee + 1n > equity - roLoss, `opening order ${o.id} swept with equity ${equity - roLoss} covering its fill ${loss} + fee`);
+    this.count('opening order swept past the cross equity');
   }
 
   private count(key: string): void {
@@ -1165,12 +1204,13 @@ class Run {
     if (mark !== null) this.model.fire(BTC, mark, orders, acted);
     if (!acted) return this.verify(out, where);
     this.count('lifecycle acted (model resynced)');
-    for (const o of sweptPastBound(this.model, out.events)) {
-      // Only an order that reduces its owner's position has a bound to be past.
+    const swept = sweptPastBound(this.model, out.events);
+    for (const o of swept) {
+      if (this.model.refused.has(Number(o.id))) continue; // refused at a match (a stop fired): checkRefused
       const p = this.ex.linear.findAccount(o.accountId)?.position(this.ex.linear.markets.get(o.marketId)!, o.marginMode);
       const size = p?.size ?? 0;
-      assert.ok(size !== 0 && (size > 0) === (o.side === 'sell'), `${where}: swept order ${o.id} does not reduce a position (${size})`);
-      this.count('resting close swept past its bound');
+      if (size !== 0 && (size > 0) === (o.side === 'sell')) this.count('resting close swept past its bound');
+      else this.checkSweptOpening(o, swept);
     }
     const fills = out.events.flatMap((e) => (e.type === 'fill' ? [e.fill] : []));
     const predicted = this.model.fills;

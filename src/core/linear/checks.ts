@@ -59,6 +59,10 @@ export interface CheckContext {
   accountOf(id: number): LinearAccount | undefined;
   /** Whether a resting order may fill at its price now (the engine's MatchSink.admits). */
   readonly admits: MakerAdmission;
+  /** admits() once earlier fills of the same owner took `spent` from its equity (fill-or-kill walk). */
+  admitsAfter(maker: LinearOrder, spent: Fixed): boolean;
+  /** At least what filling `lots` of a resting order takes from its owner's equity (engine fillCost). */
+  fillCost(maker: LinearOrder, lots: number): Fixed;
 }
 
 
@@ -332,11 +336,14 @@ function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, lim
  * and cancels them when it closes or flips (engine.ts settleSide), so a later reduce-only order of
  * the same maker may be gone before the taker reaches it. This walk replays that upkeep on scratch
  * copies of the makers' positions and reduce-only sizes: an accepted FOK order never ends part-filled.
+ * Each fill also takes its cost from its maker's equity, which bounds that maker's later orders
+ * (engine.ts admits): the walk asks them with what the earlier ones spent.
  */
 function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number, stp: SelfTradePrevention, c: CheckContext): number {
   const makerSide = side === BUY ? SELL : BUY;
   const positions = new Map<string, number>();
   const remaining = new Map<LinearOrder, number>();
+  const spent = new Map<number, Fixed>();
   let left = lots;
   let done = false;
   market.book.forEachResting((node) => {
@@ -344,12 +351,14 @@ function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, 
     const o = node as LinearOrder;
     if (left === 0 || (side === BUY ? o.priceTicks > limitTicks : o.priceTicks < limitTicks)) return void (done = true);
     if (o.owner === owner) return void (done = stp !== 'cancel_maker');
-    if (!c.admits(o)) return; // refused at the match, cancelled, not filled
+    const spentBefore = spent.get(o.owner) ?? 0n;
+    if (!c.admitsAfter(o, spentBefore)) return; // refused at the match, cancelled, not filled
     const available = remaining.get(o) ?? o.remainingLots;
     const take = Math.min(available, left);
     if (take === 0) return;
     left -= take;
     remaining.set(o, available - take);
+    spent.set(o.owner, spentBefore + c.fillCost(o, take));
     const account = c.accountOf(o.owner);
     if (account === undefined) return;
     const mode = o.request.marginMode;

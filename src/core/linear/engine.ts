@@ -28,8 +28,8 @@ import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
-  accountRisk, adjustReduceOnlySums, closeBoundTicks, closingNotional, crossCashOf, isolatedInitial, marginAudit, openLossAt, reduceOnlyOpenLoss,
-  modeKey, reduceOnlySums, riskMark, type ReduceOnlySums,
+  accountRisk, adjustReduceOnlySums, closeBoundTicks, closingNotional, crossCashOf, crossEquityOf, fillLossAt, isolatedInitial, marginAudit,
+  openLossAt, reduceOnlyOpenLoss, modeKey, reduceOnlySums, riskMark, type ReduceOnlySums,
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
@@ -312,6 +312,11 @@ export class LinearEngine implements MatchSink {
       return this.engine.findAccount(id);
     },
     admits: (maker: BookOrder): boolean => this.admits(maker),
+    admitsAfter: (maker: LinearOrder, spent: Fixed): boolean => this.admits(maker, spent),
+    // A fill that reduces the maker's position realises its PnL rounded down to the settlement
+    // unit, so its equity may fall by up to one unit more than the fill's loss: counted here, so
+    // the fill-or-kill walk never admits a maker the match then refuses.
+    fillCost: (maker: LinearOrder, lots: number): Fixed => this.fillCost(maker, lots) + (this.reducesPosition(maker) ? this.unitsUp(1n) : 0n),
   };
 
   private checkContext(account: LinearAccount, market: LinearMarket, triggered: boolean): CheckContext {
@@ -414,17 +419,23 @@ export class LinearEngine implements MatchSink {
   // ---- fills (MatchSink) ----
 
   /**
-   * Whether a resting order may fill at its price now. One that reduces a position was bounded by
-   * the position's bankruptcy price when placed (checks.ts), but funding, fees and the account's
-   * other positions move that price while it rests, and a fill beyond it would be a loss the
-   * insurance fund pays and the taker keeps: such an order is refused and cancelled instead
-   * (INSUFFICIENT_MARGIN). Asked before each maker fill and, with no fill made yet, by the checks
-   * that predict a match (fill-or-kill, liquidity, the sweep estimate). The balance read includes
-   * the realised PnL and fees this execution has not posted yet, so it matches the positions.
+   * Whether a resting order may fill at its price now, without its owner going bankrupt on the
+   * fill: the insurance fund would pay the loss and the taker would keep it. The margin gate
+   * reserved for the order when it was placed, but funding, fees, marks and the owner's other
+   * orders and positions have moved since. Two bounds, both at the fill's price:
+   * - an order that reduces a position stays within the position's bankruptcy price (makerBound);
+   * - an order that opens (or flips) must leave the cross equity, less what the account's resting
+   *   reduce-only orders would lose, at or above zero after its loss at the mark and its fee
+   *   (opensWithinEquity).
+   * A refused order is cancelled instead (INSUFFICIENT_MARGIN). Asked before each maker fill and,
+   * with no fill made yet, by the checks that predict a match (fill-or-kill, liquidity, the sweep
+   * estimate); `spent` is what the prediction's earlier fills of the same owner took from its
+   * equity (fillCost). The balance read includes the realised PnL and fees this execution has not
+   * posted yet, so it matches the positions.
    */
-  admits(makerNode: BookOrder): boolean {
+  admits(makerNode: BookOrder, spent: Fixed = 0n): boolean {
     const maker = makerNode as LinearOrder;
-    return fillsWithin(maker, this.makerBound(maker, null));
+    return fillsWithin(maker, this.makerBound(maker, null, spent)) && this.opensWithinEquity(maker, null, spent);
   }
 
   /**
@@ -432,17 +443,61 @@ export class LinearEngine implements MatchSink {
    * has none (it does not reduce a position, or no mark). `sums`: the account's reduce-only orders
    * summed once (the sweep), else closeBoundTicks walks them.
    */
-  private makerBound(maker: LinearOrder, sums: ReduceOnlySums | null): number | null {
+  private makerBound(maker: LinearOrder, sums: ReduceOnlySums | null, spent: Fixed): number | null {
     const account = this.accounts.get(maker.owner);
     const p = account?.position(maker.market, maker.request.marginMode);
-    if (p === undefined || p.size === 0 || (p.size > 0) === (maker.side === BUY)) return null;
+    if (p === undefined || !reduces(p.size, maker.side)) return null;
     const mark = riskMark(maker.market);
     if (mark === null) return null;
     const owner = maker.owner;
     const fees = this.deps.fees;
     const fee = fees.fee(closingNotional(p, mark), fees.rateFor(this.deps.volumes.volume30d(owner, this.deps.now()), 'taker'));
-    const balance = this.balance(owner) + this.pendingPnl.sumOf(owner) - this.pendingFees.sumOf(owner);
-    return closeBoundTicks(p, account!, balance, fee, mark, maker.remainingLots, maker, sums);
+    return closeBoundTicks(p, account!, this.makerBalance(owner) - spent, fee, mark, maker.remainingLots, maker, sums);
+  }
+
+  /**
+   * Whether the lots of a resting order that open a position (all of it, or what exceeds the
+   * position it reduces) can fill at its price with the owner's cross equity still covering the
+   * loss: the cross equity less the open loss its resting reduce-only orders keep (`roLoss`, or
+   * walked) and `spent` must pay fillCost. A cross order's whole fill counts (its closing part's
+   * loss also falls on the cross equity); an isolated order's opening part does (its closing part
+   * is its position's, under makerBound), since the cross pool funds the new allocation.
+   */
+  private opensWithinEquity(maker: LinearOrder, roLoss: Fixed | null, spent: Fixed): boolean {
+    const account = this.accounts.get(maker.owner);
+    if (account === undefined) return true;
+    const mode = maker.request.marginMode;
+    const size = account.position(maker.market, mode)?.size ?? 0;
+    const opening = reduces(size, maker.side) ? maker.remainingLots - Math.abs(size) : maker.remainingLots;
+    if (opening <= 0) return true;
+    const cost = this.fillCost(maker, mode === 'cross' ? maker.remainingLots : opening);
+    if (cost === 0n && spent === 0n) return true; // at or better than the mark, no fee: nothing to cover
+    const reserved = roLoss ?? reduceOnlyOpenLoss(account);
+    return crossEquityOf(account, this.makerBalance(maker.owner)) - reserved - spent >= cost;
+  }
+
+  /**
+   * What filling `lots` of a resting order takes from its owner's equity: their loss at the risk
+   * mark and the maker fee (a rebate counts as nothing). 0 without a mark (no order that adds risk
+   * trades then).
+   */
+  fillCost(maker: LinearOrder, lots: number): Fixed {
+    const mark = riskMark(maker.market);
+    if (mark === null) return 0n;
+    const fees = this.deps.fees;
+    const bps = fees.rateFor(this.deps.volumes.volume30d(maker.owner, this.deps.now()), 'maker');
+    const fee = bps > 0n ? fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps) : 0n;
+    return fillLossAt(maker, lots, mark) + (fee > 0n ? fee : 0n);
+  }
+
+  /** Whether a resting order is on the other side of its owner's position in its market and mode. */
+  private reducesPosition(maker: LinearOrder): boolean {
+    return reduces(this.accounts.get(maker.owner)?.position(maker.market, maker.request.marginMode)?.size ?? 0, maker.side);
+  }
+
+  /** A maker's perps cash with what this execution realised and charged but has not posted yet. */
+  private makerBalance(owner: number): Fixed {
+    return this.balance(owner) + this.pendingPnl.sumOf(owner) - this.pendingFees.sumOf(owner);
   }
 
   onMakerCancelled(makerNode: BookOrder, why: MakerCancel): void {
@@ -907,8 +962,9 @@ export class LinearEngine implements MatchSink {
 
   /**
    * Cancels the account's resting orders that admits() now refuses (INSUFFICIENT_MARGIN): funding,
-   * fees, marks and its other positions moved their position's bankruptcy bound past them after
-   * they rested. A taker's match cancels such an order when it reaches it; without this sweep it
+   * fees, marks and its other orders and positions moved their bound (a reducing order's
+   * bankruptcy price, an opening order's loss against the cross equity) past them after they
+   * rested. A taker's match cancels such an order when it reaches it; without this sweep it
    * would show in the book until then, as liquidity no taker can trade. Orders are checked one at a
    * time, in the account's order, each against the state the cancels before it left.
    */
@@ -927,15 +983,32 @@ export class LinearEngine implements MatchSink {
       const key = plain ? `${modeKey(o.market.spec.id, o.request.marginMode)}|${o.side}` : '';
       let bound = plain ? shared.get(key) : undefined;
       if (bound === undefined) {
-        bound = this.makerBound(o, sums);
+        bound = this.makerBound(o, sums, 0n);
         if (plain) shared.set(key, bound);
       }
-      if (fillsWithin(o, bound)) continue;
+      if (fillsWithin(o, bound) && this.opensWithinEquity(o, sums.crossLoss, 0n)) continue;
       if (o.request.reduceOnly) shared.clear();
       adjustReduceOnlySums(sums, o, -1);
       o.rejectReason = 'INSUFFICIENT_MARGIN';
       this.cancelOrder(o, 'cancelled');
     }
+  }
+
+  /** The accounts with orders resting in any of `markets`. */
+  accountsRestingIn(markets: ReadonlySet<LinearMarket>): number[] {
+    const ids: number[] = [];
+    if (markets.size === 0) return ids;
+    for (const account of this.accounts.values()) {
+      if (account.orders.size === 0) continue;
+      for (const market of markets) {
+        const live = account.liveCounts(market);
+        if (live.orders > live.triggers) {
+          ids.push(account.id);
+          break;
+        }
+      }
+    }
+    return ids;
   }
 
   /** Cancels (or expires) every live order of a market. */
@@ -1096,6 +1169,11 @@ export class LinearEngine implements MatchSink {
   riskMarkOf(market: LinearMarket): Fixed | null {
     return riskMark(market);
   }
+}
+
+/** Whether an order on `side` reduces a position of `size` (signed lots). */
+function reduces(size: number, side: 0 | 1): boolean {
+  return size !== 0 && (size > 0) !== (side === BUY);
 }
 
 /** Whether `o` may fill at its own price under `bound` (null: it has none). */

@@ -679,4 +679,98 @@ describe('a user order never trades a loss onto the fund', () => {
     const transferable = w.ex.linear.holds().transferable(w.id(1), 'USDC');
     assert.equal(transferable, fx('9.59'), 'before: 9.5900004, which a transfer request cannot even express');
   });
+
+  /**
+   * Account 1 (19 100) cross long 80 ETH at 4 000 (fee 160), with an opening bid of 1 BTC resting
+   * 4 % above the mark (`mode`): the gate reserved its initial margin and its open loss, 4 000.
+   * It then sells its ETH at a loss into an accomplice's bid (a reducing order: no gate), which
+   * leaves 2 788 of cross equity, short of the bid's loss. No mark moved: no sweep ran.
+   */
+  function openingBidLeftUncovered(mode: MarginMode): World {
+    const w = twoMarkets('19100');
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '80', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '80', null, 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '1', '104000', mode);
+    w.order(3, 'buy', '80', '3800', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '80', null, 'cross', 'ETH-PERP', { reduceOnly: true });
+    assert.equal(w.ex.linear.risk(w.id(1)).crossEquity, fx('2788'));
+    assert.equal(w.ex.linear.markets.get('BTC-PERP')!.book.bestBid(), 1_040_000, 'the bid still rests');
+    return w;
+  }
+
+  for (const mode of ['cross', 'isolated'] as const) {
+    test(`an opening bid whose loss the owner's own loss left uncovered is refused at the match (${mode})`, () => {
+      const w = openingBidLeftUncovered(mode);
+      w.entries.length = 0;
+      const fok = w.request('sell', '1', '104000', 'cross', 'BTC-PERP', { timeInForce: 'fok' });
+      assert.equal(w.ex.previewPerpOrder(addr(3), fok, w.now + 1000).rejection?.code, 'FOK_NOT_FILLED', 'the preview agrees');
+      assert.equal(w.refusal(3, fok), 'FOK_NOT_FILLED');
+      const out = w.ex.execute({ type: 'perp.place', account: addr(3), request: w.request('sell', '1', '104000') }, (w.now += 1000));
+      assert.ok(out.ok, 'the ask is accepted');
+      assert.deepEqual(out.result.fills, [], 'before: it bought 1 BTC at 104 000, 4 000 lost against 2 788');
+      assertCancelledPastBound(w, out.events);
+      assert.equal(w.size(1) + (w.position(1, 'isolated')?.size ?? 0), 0);
+      w.index('100000');
+      w.tick();
+      assert.equal(w.fundPaid(), 0n, 'before: the fund paid 1 222.4');
+    });
+  }
+
+  test('an order larger than the position it closes is bounded on the part that opens too', () => {
+    // Account 1 (24 400) long 1 BTC and 100 ETH, asks 2 BTC at 97 000: it closes 1 and opens a short of 1.
+    const w = twoMarkets('24400');
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null);
+    w.order(2, 'sell', '100', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '100', null, 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '2', '97000');
+    w.order(3, 'buy', '100', '3800', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '100', null, 'cross', 'ETH-PERP', { reduceOnly: true }); // 20 000 lost: 3 960 of cash left
+    // Closing the 1 BTC at 97 000 is inside its bound (96 092.5); both lots at 97 000 lose 6 000.
+    const events = w.index('100000');
+    assertCancelledPastBound(w, events);
+    assert.equal(w.refusal(3, w.request('buy', '2', '97000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' })), 'NO_LIQUIDITY', 'before: filled, and the fund paid 2 059.4');
+    w.tick();
+    assert.equal(w.fundPaid(), 0n);
+  });
+
+  test('an opening bid leaves the book when the mark falls past what its owner\'s cash covers', () => {
+    const w = btcMarket('2100');
+    w.fund(3, '6100');
+    w.order(1, 'buy', '1', '100000'); // initial margin 2 000 and the fee set aside: accepted
+    w.order(3, 'buy', '1', '100000'); // the same bid with 6 100 behind it
+    const events = w.index('96000'); // 4 000 of loss at the new mark
+    assertCancelledPastBound(w, events);
+    assert.deepEqual([...w.ex.linear.findAccount(w.id(3))!.orders.values()].map((o) => o.status), ['open'], 'the covered bid stays');
+    w.order(2, 'sell', '2', '100000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' });
+    assert.equal(w.size(1), 0, 'before: it bought at 100 000 with 2 100 behind a 4 000 loss');
+    assert.equal(w.size(3), 10_000);
+    w.tick();
+    assert.equal(w.fundPaid(), 0n, 'before: the fund paid 1 910');
+  });
+
+  test('a fill-or-kill order counts what each fill takes from a maker before its next order', () => {
+    // Account 1 (2 100, no position) asks 0.5 BTC at 100 000 twice; the mark rises to 103 000.
+    // Each ask alone loses 1 500 (and 5 of fee) against 2 100; both lose 3 010.
+    const w = btcMarket('2100');
+    w.fund(3, '1000000');
+    w.order(1, 'sell', '0.5', '100000');
+    w.order(1, 'sell', '0.5', '100000');
+    w.index('103000');
+    assert.equal(w.ex.linear.findAccount(w.id(1))!.orders.size, 2, 'each ask is covered on its own: the sweep keeps both');
+    const fok = w.request('buy', '1', '100000', 'cross', 'BTC-PERP', { timeInForce: 'fok' });
+    assert.equal(w.ex.previewPerpOrder(addr(3), fok, w.now + 1000).rejection?.code, 'FOK_NOT_FILLED', 'the preview agrees');
+    assert.equal(w.refusal(3, fok), 'FOK_NOT_FILLED', 'before: accepted, then filled in part (the second ask refused)');
+    w.entries.length = 0;
+    const out = w.ex.execute({ type: 'perp.place', account: addr(3), request: w.request('buy', '1', '100000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' }) }, (w.now += 1000));
+    assert.ok(out.ok, 'the ioc is accepted');
+    assert.deepEqual(out.result.fills.map((f) => f.quantity), [fx('0.5')], 'the first ask fills, the second is refused');
+    assertCancelledPastBound(w, out.events.filter((e) => e.type !== 'order' || e.order.status === 'cancelled'));
+    w.tick();
+    assert.equal(w.size(1), -5_000, 'not liquidated: 595 of equity over 515 of maintenance');
+    assert.equal(w.fundPaid(), 0n);
+  });
+
 });

@@ -157,14 +157,21 @@ export class LinearLifecycle {
 
   // ---- liquidation ----
 
-  /** Checks every account with a position in markets of `underlying` (all when null). */
+  /**
+   * Checks every account with a position or a resting order in markets of `underlying` (all when
+   * null): their marks value the positions, and price the loss a resting order would take on a
+   * fill (engine.ts admits), even for an account with no position yet.
+   */
   checkLiquidations(underlying: string | null): void {
     const accounts = new Set<number>();
+    const moved = new Set<LinearMarket>();
     for (const market of this.engine.markets.values()) {
       if (market.mark === null || market.status !== 'open') continue;
       if (underlying !== null && market.spec.underlying !== underlying) continue;
+      moved.add(market);
       for (const p of market.positions) if (p.accountId !== FUND_ACCOUNT) accounts.add(p.accountId);
     }
+    for (const id of this.engine.accountsRestingIn(moved)) if (id !== FUND_ACCOUNT) accounts.add(id);
     for (const id of [...accounts].sort((a, b) => a - b)) this.checkAccount(id);
   }
 

@@ -155,6 +155,33 @@ export function freeCollateral(account: LinearAccount, balance: Fixed): Fixed {
 }
 
 /**
+ * The account's cross equity: its perps balance less the isolated allocations inside it, plus the
+ * unrealised PnL of its cross positions at their risk marks. What the fill of a resting order that
+ * opens may take (engine.ts `opensWithinEquity`): a cross loss comes out of it, and so does an
+ * isolated opening's margin, which the cross pool funds, realising its profit if it must.
+ */
+export function crossEquityOf(account: LinearAccount, balance: Fixed): Fixed {
+  let equity = balance;
+  for (const p of account.positions.values()) {
+    if (p.marginMode === 'isolated') equity -= p.isolatedMargin;
+    else if (p.size !== 0 && valuation(p)) equity += p.cachedUnrealized;
+  }
+  return equity;
+}
+
+/**
+ * What `lots` of resting order `o` lose at `mark` when they fill at its price: a buy above the
+ * mark, a sell below it; else 0. Valued as the positions are (the lot value at the mark), so a fill
+ * takes exactly this out of the cross equity.
+ */
+export function fillLossAt(o: LinearOrder, lots: number, mark: Fixed): Fixed {
+  const atMark = notionalAt(lots, o.market, mark);
+  const notional = o.market.units.notional(o.priceTicks, lots);
+  const loss = o.side === BUY ? notional - atMark : atMark - notional;
+  return loss > 0n ? loss : 0n;
+}
+
+/**
  * The account's cross cash: its perps balance less the isolated allocations inside it. What an
  * isolated position is funded from (unrealised cross profit is not cash until it is realised).
  */

@@ -296,7 +296,11 @@ past it. The bound moves while an order rests (funding, fees, the account's othe
 with every mark update and every clock tick, and at every maker fill: a resting order then past it is cancelled
 (status cancelled, rejectReason INSUFFICIENT_MARGIN, on the orders stream), so it leaves the book, and a taker that
 reaches it first matches on past it. A loss past it would be the
-insurance fund's; liquidation takes such positions instead. A resting reduce-only order reserves no initial margin,
+insurance fund's; liquidation takes such positions instead. An order that opens a position (or the part of a larger
+one beyond the position it closes) is checked the same way, at the same moments: its fill may not leave the
+account's cross equity below zero after its loss at the mark (a bid above it, an ask below it) and its maker fee; one
+that would is cancelled with rejectReason INSUFFICIENT_MARGIN. A fill-or-kill order counts what each fill takes from
+a maker before that maker's next order, so it is never filled in part. A resting reduce-only order reserves no initial margin,
 but its open loss at the mark is kept out of availableMargin (and so out of withdrawable and what new orders may
 use), so the position's equity always covers it.
 Self-trade prevention (additive field selfTradePrevention): cancel_maker (default: the resting order is cancelled
