@@ -53,12 +53,14 @@ let unprojected: CommittedCommand[] = [];
 let unprojectedFrom = 0;
 let projectionFailed = false;
 /**
- * Set by the first append that fails, never cleared: the batches behind it were computed by the
- * core on top of the failed one, so appending them would leave a journal that skips it (and replays
- * them on a different state). Every later batch is refused; the core has stopped (fail-stop) and the
- * restart replays the journal as it was before the failure.
+ * Why every later batch is refused, set by the first failure and never cleared; the core has
+ * stopped (fail-stop) and the restart replays the journal as it was before the failure.
+ * - An append failed: the batches behind it were computed by the core on top of the failed one, so
+ *   appending them would leave a journal that skips it (and replays them on a different state).
+ * - A history write failed: the writer then answers every batch still waiting with an error (their
+ *   clients get 503), so those already on their way here must not become durable behind them.
  */
-let appendFailure: string | null = null;
+let refusal: string | null = null;
 
 port.on('message', (first: AppendMessage) => {
   for (let next: AppendMessage | undefined = first; next !== undefined; next = receive()) {
@@ -83,8 +85,8 @@ function appendWithQueued(first: AppendMessage): void {
     last = queued.id;
   }
   let report: WorkerReport;
-  if (appendFailure !== null) {
-    port.postMessage({ kind: 'appended', upTo: last, ok: false, error: `an earlier append failed: ${appendFailure}` });
+  if (refusal !== null) {
+    port.postMessage({ kind: 'appended', upTo: last, ok: false, error: refusal });
     return;
   }
   try {
@@ -95,8 +97,8 @@ function appendWithQueued(first: AppendMessage): void {
     for (const c of commands) unprojected.push(c);
     report = { kind: 'appended', upTo: last, ok: true };
   } catch (error) {
-    appendFailure = message(error);
-    report = { kind: 'appended', upTo: last, ok: false, error: appendFailure };
+    refusal = `an earlier append failed: ${message(error)}`;
+    report = { kind: 'appended', upTo: last, ok: false, error: message(error) };
   }
   port.postMessage(report);
 }
@@ -111,6 +113,7 @@ function projectPending(): void {
     report = { kind: 'projected', upTo: unprojectedFrom + batch.length - 1, ok: true };
   } catch (error) {
     projectionFailed = true;
+    refusal ??= `the history could not be written: ${message(error)}`;
     report = { kind: 'projected', upTo: unprojectedFrom - 1, ok: false, error: message(error) };
   }
   unprojectedFrom += batch.length;

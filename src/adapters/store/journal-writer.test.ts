@@ -114,6 +114,33 @@ test('appends are acknowledged before their history is written, and appends queu
   }
 });
 
+test('after a history write fails, nothing more is appended: the core has stopped and answered those batches 503', async () => {
+  const path = join(dir, 'history-failure.sqlite');
+  const db = openDatabase(path);
+  const journal = new Journal(db, historyProjectors(db));
+  // The disk refuses history rows and only them: the journal's own table still takes appends.
+  db.exec(`CREATE TRIGGER history_refused BEFORE INSERT ON ledger_entries BEGIN SELECT RAISE(ABORT, 'history disk full'); END`);
+  const worker = journalWorker(path, 1);
+  try {
+    const reports: WorkerReport[] = [];
+    worker.on('message', (r: WorkerReport) => reports.push(r));
+    const commands = deposits(2);
+    worker.postMessage({ id: 1, batch: [packCommitted(commands[0]!, journal.projectedTypes())] } satisfies AppendMessage);
+    await waitUntil(() => reports.some((r) => r.kind === 'projected'));
+    assert.deepEqual(reports.map((r) => [r.kind, r.upTo, r.ok]), [['appended', 1, true], ['projected', 0, false]]);
+    // The writer failed every batch still waiting (their clients got 503) and stopped the core;
+    // a batch already on its way must not be written behind their backs.
+    worker.postMessage({ id: 2, batch: [packCommitted(commands[1]!, journal.projectedTypes())] } satisfies AppendMessage);
+    await waitUntil(() => reports.length === 3);
+    assert.deepEqual([reports[2]!.kind, reports[2]!.upTo, reports[2]!.ok], ['appended', 2, false], 'before: appended, ok');
+    assert.match(reports[2]!.error ?? '', /history disk full/);
+    assert.equal([...journal.replay()].length, 1, 'only the batch acknowledged before the failure is in the journal');
+  } finally {
+    await worker.terminate();
+    db.close();
+  }
+});
+
 test('whenProjected resolves once the history holds the journal up to that seq', async () => {
   const path = join(dir, 'when-projected.sqlite');
   const db = openDatabase(path);
