@@ -143,7 +143,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     log: (message, detail) => app?.log.warn({ detail }, message),
   });
 
-  const feed = settings.feed === 'simulated' ? simulatedFeed(exchange, (e) => app?.log.error({ err: e }, 'feed')) : null;
+  const feed = settings.feed === 'simulated' ? simulatedFeed(exchange, clock, (e) => app?.log.error({ err: e }, 'feed')) : null;
   const ticker = new Ticker(sequencer, settings.tickMs, (e) => app?.log.error({ err: e }, 'tick failed'));
   const makerKey = authStore.secret('market-maker-key', () => randomBytes(32)).toString('hex');
   const maker = settings.marketMaker
@@ -183,16 +183,18 @@ export async function createService(settings: Settings, options: ServiceOptions 
 
 /**
  * The simulated feed resumes each underlying from its last journaled price (so a restart does not
- * jump the market back to the model's start) and draws a fresh path each run.
+ * jump the market back to the model's start) and draws a fresh path each run. Its sources live in
+ * the service, so they stamp their prices with the service clock: a step of the system clock the
+ * service clock did not take leaves them in time (an external source keeps its own clock).
  */
-function simulatedFeed(exchange: Exchange, onError: (e: unknown) => void): SimulatedFeed {
+function simulatedFeed(exchange: Exchange, clock: Clock, onError: (e: unknown) => void): SimulatedFeed {
   const underlyings = Object.fromEntries(
     Object.entries(DEFAULT_UNDERLYINGS).map(([name, model]) => {
       const last = exchange.index.lastPrice(name);
       return [name, last === null ? model : { ...model, start: toFloat(last) }];
     }),
   );
-  return new SimulatedFeed({ seed: Date.now() % 2 ** 31, underlyings, onError });
+  return new SimulatedFeed({ seed: Date.now() % 2 ** 31, underlyings, onError, now: () => clock.now() });
 }
 
 /**
@@ -213,7 +215,7 @@ function fundingProvider(exchange: Exchange, intervalMs: number) {
 function reportClockStep(app: TypedApp | null, skewMs: number): void {
   const log = app?.log;
   if (skewMs !== 0) {
-    const message = 'system clock stepped; the service clock runs on without the step (funding and expiry are not moved), price sources stamping with the system clock are refused as out of time until it agrees again or the service restarts';
+    const message = 'system clock stepped; the service clock runs on without the step (funding, expiry and price times are not moved) until the clocks agree again or the service restarts';
     if (log !== undefined) log.error({ skewMs }, message);
     else console.error(message, { skewMs });
   } else log?.warn('system clock agrees with the service clock again');
