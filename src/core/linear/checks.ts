@@ -59,6 +59,8 @@ export interface CheckContext {
   accountOf(id: number): LinearAccount | undefined;
   /** Whether a resting order may fill at its price now (the engine's MatchSink.admits). */
   readonly admits: MakerAdmission;
+  /** Whether cross profit in a market can be realised now (margin.ts Realisable). */
+  realisable(market: LinearMarket): boolean;
   /** admits() once earlier fills of the same owner took `spent` from its equity (fill-or-kill walk). */
   admitsAfter(maker: LinearOrder, spent: Fixed): boolean;
   /** At least what filling `lots` of a resting order takes from its owner's equity (engine fillCost). */
@@ -274,7 +276,7 @@ const NO_BOUND = -1;
 function reducingBound(r: OrderRequest, position: Position | undefined, c: CheckContext, mark: Fixed, lots: number): number {
   if (position === undefined || position.size === 0 || (position.size > 0) === (r.side === BUY)) return NO_BOUND;
   const fee = c.fee(closingNotional(position, mark), c.feeRate('taker'));
-  return closeBoundTicks(position, c.account, c.balance, fee, mark, lots);
+  return closeBoundTicks(position, c.account, c.balance, fee, mark, lots, null, null, c.realisable);
 }
 
 /** Whether `ticks` is past the bound on the losing side: a sell below it, a buy above it. */

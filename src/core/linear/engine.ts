@@ -28,8 +28,8 @@ import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
-  accountRisk, adjustReduceOnlySums, closeBoundTicks, closingNotional, crossCashOf, crossEquityOf, fillLossAt, isolatedInitial, marginAudit,
-  openLossAt, reduceOnlyOpenLoss, modeKey, reduceOnlySums, riskMark, type ReduceOnlySums,
+  accountRisk, adjustReduceOnlySums, closeBoundTicks, closingNotional, crossCashOf, crossPool, fillLossAt, isolatedInitial, marginAudit,
+  openLossAt, ownReduceOnlyLoss, reduceOnlyOpenLoss, modeKey, reduceOnlySums, riskMark, type Realisable, type ReduceOnlySums,
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
@@ -312,6 +312,7 @@ export class LinearEngine implements MatchSink {
       return this.engine.findAccount(id);
     },
     admits: (maker: BookOrder): boolean => this.admits(maker),
+    realisable: (market: LinearMarket): boolean => this.realisable(market),
     admitsAfter: (maker: LinearOrder, spent: Fixed): boolean => this.admits(maker, spent),
     // A fill that reduces the maker's position realises its PnL rounded down to the settlement
     // unit, so its equity may fall by up to one unit more than the fill's loss: counted here, so
@@ -452,42 +453,68 @@ export class LinearEngine implements MatchSink {
     const owner = maker.owner;
     const fees = this.deps.fees;
     const fee = fees.fee(closingNotional(p, mark), fees.rateFor(this.deps.volumes.volume30d(owner, this.deps.now()), 'taker'));
-    return closeBoundTicks(p, account!, this.makerBalance(owner) - spent, fee, mark, maker.remainingLots, maker, sums);
+    return closeBoundTicks(p, account!, this.makerBalance(owner) - spent, fee, mark, maker.remainingLots, maker, sums, this.realisable);
   }
+
+  /** Whether cross profit in `market` can be realised now (settleProfit's test; margin.ts Realisable). */
+  readonly realisable: Realisable = (market) => market.status === 'open' && this.markAt(market, this.deps.now()) !== null;
 
   /**
    * Whether the lots of a resting order that open a position (all of it, or what exceeds the
-   * position it reduces) can fill at its price with the owner's cross equity still covering the
-   * loss: the cross equity less the open loss its resting reduce-only orders keep (`roLoss`, or
-   * walked) and `spent` must pay fillCost. A cross order's whole fill counts (its closing part's
-   * loss also falls on the cross equity); an isolated order's opening part does (its closing part
-   * is its position's, under makerBound), since the cross pool funds the new allocation.
+   * position it reduces) can fill at its price without leaving its owner bankrupt. The cross
+   * equity (profit only where realisable), less the open loss its resting reduce-only orders keep
+   * (a flip's own position's are left out: its fill cancels them) and `spent`, must pay:
+   * - for a cross order, the fill's loss at the mark and its fee (fillCost);
+   * - for an isolated one, what the fill moves from the cross pool into the new allocation: its
+   *   initial margin, open loss and fee (and a flip's closing fee), as far as the cross cash and
+   *   realisable profit hold it (settleOpeningCharges); what they cannot, the allocation goes
+   *   without, which must still leave it the open loss and the fees.
    */
-  private opensWithinEquity(maker: LinearOrder, roLoss: Fixed | null, spent: Fixed): boolean {
+  private opensWithinEquity(maker: LinearOrder, sums: ReduceOnlySums | null, spent: Fixed): boolean {
     const account = this.accounts.get(maker.owner);
     if (account === undefined) return true;
     const mode = maker.request.marginMode;
     const size = account.position(maker.market, mode)?.size ?? 0;
-    const opening = reduces(size, maker.side) ? maker.remainingLots - Math.abs(size) : maker.remainingLots;
+    const flips = reduces(size, maker.side);
+    const opening = flips ? maker.remainingLots - Math.abs(size) : maker.remainingLots;
     if (opening <= 0) return true;
-    const cost = this.fillCost(maker, mode === 'cross' ? maker.remainingLots : opening);
+    let cost = mode === 'cross' ? this.fillCost(maker, maker.remainingLots) : this.fillCost(maker, opening);
+    if (mode === 'isolated' && flips) cost += this.makerFee(maker, maker.remainingLots - opening);
     if (cost === 0n && spent === 0n) return true; // at or better than the mark, no fee: nothing to cover
-    const reserved = roLoss ?? reduceOnlyOpenLoss(account);
-    return crossEquityOf(account, this.makerBalance(maker.owner)) - reserved - spent >= cost;
+    let reserved = sums?.crossLoss ?? reduceOnlyOpenLoss(account);
+    if (flips && mode === 'cross') reserved -= ownReduceOnlyLoss(account, maker.market, sums);
+    const pool = crossPool(account, this.makerBalance(maker.owner), this.realisable);
+    const equity = pool.equity - reserved - spent;
+    if (mode === 'cross') return equity >= cost;
+    const available = pool.available - spent;
+    const moved = cost < available ? cost : available;
+    const margin = isolatedInitial(maker.market, opening, maker.market.units.price(maker.priceTicks));
+    return moved <= equity && moved >= cost - margin;
   }
 
   /**
-   * What filling `lots` of a resting order takes from its owner's equity: their loss at the risk
-   * mark and the maker fee (a rebate counts as nothing). 0 without a mark (no order that adds risk
-   * trades then).
+   * What filling `lots` of a resting order takes from its owner's cross pool: for a cross order,
+   * their loss at the risk mark and the maker fee; for an isolated one, which opens (or adds to) its
+   * position with them, the allocation the cross pool funds (their initial margin at the price and
+   * their open loss at the mark, adjustIsolated) and the fee. A rebate counts as nothing. 0 without
+   * a mark (no order that adds risk trades then).
    */
   fillCost(maker: LinearOrder, lots: number): Fixed {
     const mark = riskMark(maker.market);
     if (mark === null) return 0n;
+    const fee = this.makerFee(maker, lots);
+    if (maker.request.marginMode === 'cross') return fillLossAt(maker, lots, mark) + fee;
+    const market = maker.market;
+    const price = market.units.price(maker.priceTicks);
+    return isolatedInitial(market, lots, price) + openLossAt(market, maker.side === BUY, price, lots, mark) + fee;
+  }
+
+  /** The maker fee of `lots` of a resting order at its price, 0 for a rebate. */
+  private makerFee(maker: LinearOrder, lots: number): Fixed {
     const fees = this.deps.fees;
     const bps = fees.rateFor(this.deps.volumes.volume30d(maker.owner, this.deps.now()), 'maker');
-    const fee = bps > 0n ? fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps) : 0n;
-    return fillLossAt(maker, lots, mark) + (fee > 0n ? fee : 0n);
+    const fee = bps > 0n && lots > 0 ? fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps) : 0n;
+    return fee > 0n ? fee : 0n;
   }
 
   /** Whether a resting order is on the other side of its owner's position in its market and mode. */
@@ -986,7 +1013,7 @@ export class LinearEngine implements MatchSink {
         bound = this.makerBound(o, sums, 0n);
         if (plain) shared.set(key, bound);
       }
-      if (fillsWithin(o, bound) && this.opensWithinEquity(o, sums.crossLoss, 0n)) continue;
+      if (fillsWithin(o, bound) && this.opensWithinEquity(o, sums, 0n)) continue;
       if (o.request.reduceOnly) shared.clear();
       adjustReduceOnlySums(sums, o, -1);
       o.rejectReason = 'INSUFFICIENT_MARGIN';

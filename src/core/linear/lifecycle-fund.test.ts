@@ -372,7 +372,7 @@ describe('cross and isolated positions in one account', () => {
     assert.equal(w.size(1), 1_000, 'the BTC position stays open');
   });
 
-  test('profit at a stale mark is not realised: the fund pays, and the profit stays unrealised', () => {
+  test('profit at a stale mark does not back a close: it cannot be realised to pay the loss', () => {
     const w = twoMarkets('2000');
     w.order(2, 'sell', '0.1', '100000');
     w.order(1, 'buy', '0.1', null); // BTC cross, fee 5
@@ -384,10 +384,13 @@ describe('cross and isolated positions in one account', () => {
     assert.equal(w.ex.linear.markAt(w.ex.linear.markets.get('BTC-PERP')!, w.now), null, 'no BTC mark');
     w.order(2, 'sell', '2', '4995', 'cross', 'ETH-PERP', { reduceOnly: true });
     w.entries.length = 0;
-    w.order(1, 'buy', '2', null, 'cross', 'ETH-PERP', { reduceOnly: true }); // realises −1 990 and a 4.995 fee: cash 1 991 → −3.995
-    assert.deepEqual(w.entries.filter((e) => e.ref === 'pnl_settlement:BTC-PERP'), [], 'nothing realised at the stale mark');
-    assert.equal(w.fundPaid(), fx('3.995'), 'the fund pays the cash deficit');
-    assert.equal(w.crossCash(1), 0n);
+    // Closing at 4 995 realises −1 990 and a 4.995 fee against 1 991 of cash: only the BTC profit
+    // would cover it, and settleProfit cannot realise it at a stale mark. Before: filled, and the
+    // fund paid the 3.995 the cash fell short while the profit stayed with the account.
+    const close = w.request('buy', '2', null, 'cross', 'ETH-PERP', { reduceOnly: true });
+    assert.equal(w.refusal(1, close), 'NO_LIQUIDITY');
+    assert.equal(w.fundPaid(), 0n);
+    assert.equal(w.crossCash(1), fx('1991'));
   });
 });
 
@@ -770,6 +773,50 @@ describe('a user order never trades a loss onto the fund', () => {
     assertCancelledPastBound(w, out.events.filter((e) => e.type !== 'order' || e.order.status === 'cancelled'));
     w.tick();
     assert.equal(w.size(1), -5_000, 'not liquidated: 595 of equity over 515 of maintenance');
+    assert.equal(w.fundPaid(), 0n);
+  });
+
+
+  test('an isolated opening bid counts the initial margin its fill would move out of the cross pool', () => {
+    // Account 1 (57 200) bids 10 BTC isolated at the mark (initial margin 20 000), buys 100 ETH 5 %
+    // above the mark (gated) and sells 90 of them at 3 800 (reducing: no gate): 18 819 of cross
+    // equity is left, short of the 20 000 the bid's fill would allocate.
+    const w = twoMarkets('57200');
+    w.seedFund('1000000');
+    w.fund(3, '10000000');
+    w.order(1, 'buy', '10', '100000', 'isolated');
+    w.order(3, 'sell', '100', '4200', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '100', '4200', 'cross', 'ETH-PERP', { timeInForce: 'ioc' });
+    w.order(3, 'buy', '90', '3800', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '90', '3800', 'cross', 'ETH-PERP', { reduceOnly: true, timeInForce: 'ioc' });
+    assert.equal(w.ex.linear.risk(w.id(1)).crossEquity, fx('18819'));
+    w.entries.length = 0;
+    const sell = w.request('sell', '10', '100000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' });
+    assert.equal(w.refusal(3, sell), 'NO_LIQUIDITY', 'before: filled, the cross equity went to −1 281');
+    w.tick();
+    assert.equal(w.fundPaid(), 0n, 'before: the fund paid 1 281');
+  });
+
+  test('a flip is not charged the open loss of the reduce-only orders its own fill cancels', () => {
+    // Account 1 (9 800) long 1 BTC and 10 ETH asks 2 BTC at 97 000 (closes 1, opens a short of 1),
+    // realises 2 000 of ETH loss, and rests a reduce-only ask at 97 500 behind the flip (2 500 of
+    // open loss). The flip filled in full loses 6 000 and 19.40 of fee against 7 711 of equity,
+    // and cancels the reduce-only ask with the position it closes.
+    const w = twoMarkets('9800');
+    w.fund(3, '10000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null);
+    w.order(2, 'sell', '10', '4000', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '2', '97000');
+    w.order(3, 'buy', '10', '3800', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', '10', null, 'cross', 'ETH-PERP', { reduceOnly: true });
+    w.order(1, 'sell', '1', '97500', 'cross', 'BTC-PERP', { reduceOnly: true });
+    assert.equal(w.ex.linear.risk(w.id(1)).crossEquity, fx('7711'));
+    w.order(3, 'buy', '2', '97000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' }); // before: NO_LIQUIDITY
+    assert.equal(w.size(1), -10_000, 'flipped short');
+    assert.equal(w.ex.linear.findAccount(w.id(1))!.orders.size, 0, 'the reduce-only ask went with the long');
+    w.tick();
     assert.equal(w.fundPaid(), 0n);
   });
 

@@ -155,19 +155,43 @@ export function freeCollateral(account: LinearAccount, balance: Fixed): Fixed {
 }
 
 /**
- * The account's cross equity: its perps balance less the isolated allocations inside it, plus the
- * unrealised PnL of its cross positions at their risk marks. What the fill of a resting order that
- * opens may take (engine.ts `opensWithinEquity`): a cross loss comes out of it, and so does an
- * isolated opening's margin, which the cross pool funds, realising its profit if it must.
+ * The account's cross pool, summed into one reused object (the maker check runs at fills):
+ * - `equity`: its perps balance less the isolated allocations inside it, plus the unrealised PnL of
+ *   its cross positions at their risk marks, profit only where `realisable`. What a fill that opens
+ *   may take (engine.ts `opensWithinEquity`): a cross loss comes out of it, and so does an isolated
+ *   opening's allocation, which the cross pool funds;
+ * - `available`: that cash plus the realisable profit, what an isolated opening's allocation can be
+ *   drawn from (engine.ts `settleOpeningCharges` realises the profit if it must).
  */
-export function crossEquityOf(account: LinearAccount, balance: Fixed): Fixed {
-  let equity = balance;
+export function crossPool(account: LinearAccount, balance: Fixed, realisable: Realisable | null): { equity: Fixed; available: Fixed } {
+  let cash = balance;
+  let pnl = 0n;
+  let profit = 0n;
   for (const p of account.positions.values()) {
-    if (p.marginMode === 'isolated') equity -= p.isolatedMargin;
-    else if (p.size !== 0 && valuation(p)) equity += p.cachedUnrealized;
+    if (p.marginMode === 'isolated') cash -= p.isolatedMargin;
+    else if (p.size !== 0 && valuation(p)) {
+      const u = p.cachedUnrealized;
+      if (u <= 0n) pnl += u;
+      else if (realisable === null || realisable(p.market)) {
+        pnl += u;
+        profit += u;
+      }
+    }
   }
-  return equity;
+  pool.equity = cash + pnl;
+  pool.available = cash + profit;
+  return pool;
 }
+
+const pool = { equity: 0n, available: 0n };
+
+/**
+ * Whether a cross position's unrealised profit in `market` can be realised now (engine.ts
+ * `settleProfit`: an open market at a fresh mark). Where equity bounds what a fill may lose, profit
+ * at a stale mark does not count: the fill's loss would leave the cash short, the profit could not
+ * pay it, and the insurance fund would, while the profit stayed with the account.
+ */
+export type Realisable = (market: LinearMarket) => boolean;
 
 /**
  * What `lots` of resting order `o` lose at `mark` when they fill at its price: a buy above the
@@ -234,9 +258,9 @@ export function closingNotional(p: Position, mark: Fixed): Fixed {
  */
 export function closeBoundTicks(
   p: Position, account: LinearAccount, balance: Fixed, fee: Fixed, mark: Fixed, newLots: number,
-  resting: LinearOrder | null = null, sums: ReduceOnlySums | null = null,
+  resting: LinearOrder | null = null, sums: ReduceOnlySums | null = null, realisable: Realisable | null = null,
 ): number {
-  let equity = equityBehind(p, account, balance, mark, sums);
+  let equity = equityBehind(p, account, balance, mark, sums, realisable);
   let lots = Math.abs(p.size);
   if (p.marginMode === 'cross' && account.liveReduceOnly > 0) {
     // The position's own resting reduce-only orders: equityBehind kept their loss out along with the
@@ -307,13 +331,28 @@ function isReduceOnlyResting(o: LinearOrder): boolean {
 
 /**
  * The equity behind a position at `mark`: an isolated position's allocation plus its unrealised
- * PnL; for a cross position, the account's cross equity (its cross positions at their risk marks)
- * less what its resting reduce-only orders would lose at the mark, which that equity must keep.
+ * PnL; for a cross position, the account's cross equity (its cross positions at their risk marks,
+ * profit only where `realisable`) less what its resting reduce-only orders would lose at the mark,
+ * which that equity must keep.
  */
-export function equityBehind(p: Position, account: LinearAccount, balance: Fixed, mark: Fixed, sums: ReduceOnlySums | null = null): Fixed {
+export function equityBehind(
+  p: Position, account: LinearAccount, balance: Fixed, mark: Fixed, sums: ReduceOnlySums | null = null, realisable: Realisable | null = null,
+): Fixed {
   if (p.marginMode === 'isolated') return p.isolatedMargin + p.unrealized(mark);
-  const s = sumRisk(account);
-  return balance - s.isolatedAllocated + s.crossUnrealized - (sums === null ? reduceOnlyOpenLoss(account) : sums.crossLoss);
+  return crossPool(account, balance, realisable).equity - (sums === null ? reduceOnlyOpenLoss(account) : sums.crossLoss);
+}
+
+/** The open loss at the mark of the account's resting cross reduce-only orders in `market` (sums: the sweep's). */
+export function ownReduceOnlyLoss(account: LinearAccount, market: LinearMarket, sums: ReduceOnlySums | null): Fixed {
+  if (sums !== null) return sums.byMarket.get(market)?.loss ?? 0n;
+  if (account.liveReduceOnly === 0) return 0n;
+  let loss = 0n;
+  for (const o of account.orders.values()) {
+    if (o.market !== market || !isReduceOnlyResting(o) || o.request.marginMode !== 'cross') continue;
+    const mark = riskMark(market);
+    if (mark !== null) loss += openLossOf(o, mark);
+  }
+  return loss;
 }
 
 /**

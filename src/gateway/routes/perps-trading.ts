@@ -298,8 +298,10 @@ with every mark update and every clock tick, and at every maker fill: a resting 
 reaches it first matches on past it. A loss past it would be the
 insurance fund's; liquidation takes such positions instead. An order that opens a position (or the part of a larger
 one beyond the position it closes) is checked the same way, at the same moments: its fill may not leave the
-account's cross equity below zero after its loss at the mark (a bid above it, an ask below it) and its maker fee; one
-that would is cancelled with rejectReason INSUFFICIENT_MARGIN. A fill-or-kill order counts what each fill takes from
+account's cross equity below zero after its loss at the mark (a bid above it, an ask below it) and its maker fee (for
+an isolated order, also the initial margin the cross pool moves into the new position); one that would is cancelled
+with rejectReason INSUFFICIENT_MARGIN. Unrealised profit at a stale mark (its index down) does not count in these
+bounds: it cannot be realised to pay a loss until the index returns. A fill-or-kill order counts what each fill takes from
 a maker before that maker's next order, so it is never filled in part. A resting reduce-only order reserves no initial margin,
 but its open loss at the mark is kept out of availableMargin (and so out of withdrawable and what new orders may
 use), so the position's equity always covers it.
