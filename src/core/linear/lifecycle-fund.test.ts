@@ -720,17 +720,20 @@ describe('a user order never trades a loss onto the fund', () => {
     });
   }
 
-  test('an order larger than the position it closes is bounded on the part that opens too', () => {
-    // Account 1 (24 400) long 1 BTC and 100 ETH, asks 2 BTC at 97 000: it closes 1 and opens a short of 1.
-    const w = twoMarkets('24400');
-    w.fund(3, '1000000');
-    w.order(2, 'sell', '1', '100000');
-    w.order(1, 'buy', '1', null);
-    w.order(2, 'sell', '100', '4000', 'cross', 'ETH-PERP');
-    w.order(1, 'buy', '100', null, 'cross', 'ETH-PERP');
+  /**
+   * Account 1 (`cash`) long 1 BTC and `eth` ETH bought at 4 000, asks 2 BTC at 97 000 (it closes 1
+   * and opens a short of 1), then sells its ETH at 3 800 into an accomplice's bid (reducing: no gate).
+   */
+  function flipAfterEthLoss(cash: string, eth: string): World {
+    const w = longBtcAndEth(cash, eth);
     w.order(1, 'sell', '2', '97000');
-    w.order(3, 'buy', '100', '3800', 'cross', 'ETH-PERP');
-    w.order(1, 'sell', '100', null, 'cross', 'ETH-PERP', { reduceOnly: true }); // 20 000 lost: 3 960 of cash left
+    w.order(3, 'buy', eth, '3800', 'cross', 'ETH-PERP');
+    w.order(1, 'sell', eth, null, 'cross', 'ETH-PERP', { reduceOnly: true });
+    return w;
+  }
+
+  test('an order larger than the position it closes is bounded on the part that opens too', () => {
+    const w = flipAfterEthLoss('24400', '100'); // 20 000 lost on ETH: 3 960 of cash left
     // Closing the 1 BTC at 97 000 is inside its bound (96 092.5); both lots at 97 000 lose 6 000.
     const events = w.index('100000');
     assertCancelledPastBound(w, events);
@@ -798,19 +801,10 @@ describe('a user order never trades a loss onto the fund', () => {
   });
 
   test('a flip is not charged the open loss of the reduce-only orders its own fill cancels', () => {
-    // Account 1 (9 800) long 1 BTC and 10 ETH asks 2 BTC at 97 000 (closes 1, opens a short of 1),
-    // realises 2 000 of ETH loss, and rests a reduce-only ask at 97 500 behind the flip (2 500 of
-    // open loss). The flip filled in full loses 6 000 and 19.40 of fee against 7 711 of equity,
-    // and cancels the reduce-only ask with the position it closes.
-    const w = twoMarkets('9800');
-    w.fund(3, '10000000');
-    w.order(2, 'sell', '1', '100000');
-    w.order(1, 'buy', '1', null);
-    w.order(2, 'sell', '10', '4000', 'cross', 'ETH-PERP');
-    w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP');
-    w.order(1, 'sell', '2', '97000');
-    w.order(3, 'buy', '10', '3800', 'cross', 'ETH-PERP');
-    w.order(1, 'sell', '10', null, 'cross', 'ETH-PERP', { reduceOnly: true });
+    // Account 1 (9 800) realises 2 000 of ETH loss beside its flip, and rests a reduce-only ask at
+    // 97 500 behind the flip (2 500 of open loss). The flip filled in full loses 6 000 and 19.40 of
+    // fee against 7 711 of equity, and cancels the reduce-only ask with the position it closes.
+    const w = flipAfterEthLoss('9800', '10');
     w.order(1, 'sell', '1', '97500', 'cross', 'BTC-PERP', { reduceOnly: true });
     assert.equal(w.ex.linear.risk(w.id(1)).crossEquity, fx('7711'));
     w.order(3, 'buy', '2', '97000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' }); // before: NO_LIQUIDITY
