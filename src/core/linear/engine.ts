@@ -426,7 +426,8 @@ export class LinearEngine implements MatchSink {
    * orders and positions have moved since. Two bounds, both at the fill's price:
    * - an order that reduces a position stays within the position's bankruptcy price (makerBound);
    * - an order that opens (or flips) must leave the cross equity, less what the account's resting
-   *   reduce-only orders would lose, at or above zero after its loss at the mark and its fee
+   *   reduce-only orders would lose, at or above zero after what its fill takes from the cross
+   *   pool: its loss at the mark and its fee, and for an isolated order the new allocation
    *   (opensWithinEquity).
    * A refused order is cancelled instead (INSUFFICIENT_MARGIN). Asked before each maker fill and,
    * with no fill made yet, by the checks that predict a match (fill-or-kill, liquidity, the sweep
