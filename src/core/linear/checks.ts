@@ -15,7 +15,7 @@ import type { FeeRole } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
 import {
   cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, freeCollateral, isolatedInitial, ordersMargin,
-  reduceOnlyOpenLoss, riskMark,
+  reduceOnlyOpenLoss, reduces, riskMark,
 } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder, OrderRequest, Trigger } from './order.ts';
@@ -136,7 +136,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   const position = c.account.position(market, r.marginMode);
   if (r.reduceOnly) {
     const size = position?.size ?? 0;
-    if (size === 0 || (size > 0) === (r.side === BUY)) {
+    if (!reduces(size, r.side)) {
       return reject('REDUCE_ONLY_REJECTED', 'reduce-only order would not reduce the position (flat or same side)');
     }
     if (trigger === null) lots = Math.min(lots, Math.abs(size));
@@ -274,7 +274,7 @@ const NO_BOUND = -1;
  * equity behind it, less the fee of closing it all (the fill pays one, taker or maker), is gone.
  */
 function reducingBound(r: OrderRequest, position: Position | undefined, c: CheckContext, mark: Fixed, lots: number): number {
-  if (position === undefined || position.size === 0 || (position.size > 0) === (r.side === BUY)) return NO_BOUND;
+  if (position === undefined || !reduces(position.size, r.side)) return NO_BOUND;
   const fee = c.fee(closingNotional(position, mark), c.feeRate('taker'));
   return closeBoundTicks(position, c.account, c.balance, fee, mark, lots, null, null, c.realisable);
 }

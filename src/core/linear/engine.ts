@@ -29,7 +29,7 @@ import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type O
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
   accountRisk, adjustReduceOnlySums, closeBoundTicks, closingNotional, crossCashOf, crossPool, fillLossAt, isolatedInitial, marginAudit,
-  openLossAt, ownReduceOnlyLoss, reduceOnlyOpenLoss, modeKey, reduceOnlySums, riskMark, type Realisable, type ReduceOnlySums,
+  openLossAt, ownReduceOnlyLoss, reduceOnlyOpenLoss, reduces, modeKey, reduceOnlySums, riskMark, type Realisable, type ReduceOnlySums,
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
@@ -363,8 +363,7 @@ export class LinearEngine implements MatchSink {
   private clipReduceOnly(order: LinearOrder): void {
     const pos = this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
     const size = pos?.size ?? 0;
-    const reduces = size !== 0 && (size > 0) !== (order.side === BUY);
-    const cap = reduces ? Math.abs(size) : 0;
+    const cap = reduces(size, order.side) ? Math.abs(size) : 0;
     if (order.remainingLots > cap) order.remainingLots = cap;
   }
 
@@ -437,24 +436,26 @@ export class LinearEngine implements MatchSink {
    */
   admits(makerNode: BookOrder, spent: Fixed = 0n): boolean {
     const maker = makerNode as LinearOrder;
-    return fillsWithin(maker, this.makerBound(maker, null, spent)) && this.opensWithinEquity(maker, null, spent);
+    const account = this.accounts.get(maker.owner);
+    if (account === undefined) return true;
+    const p = account.position(maker.market, maker.request.marginMode);
+    return fillsWithin(maker, this.makerBound(maker, account, p, null, spent)) && this.opensWithinEquity(maker, account, p, null, spent);
   }
 
   /**
    * The bound of a resting order that reduces its owner's position (see admits), or null when it
-   * has none (it does not reduce a position, or no mark). `sums`: the account's reduce-only orders
-   * summed once (the sweep), else closeBoundTicks walks them.
+   * has none (it does not reduce a position, or no mark). `p`: the owner's position in the order's
+   * market and mode. `sums`: the account's reduce-only orders summed once (the sweep), else
+   * closeBoundTicks walks them.
    */
-  private makerBound(maker: LinearOrder, sums: ReduceOnlySums | null, spent: Fixed): number | null {
-    const account = this.accounts.get(maker.owner);
-    const p = account?.position(maker.market, maker.request.marginMode);
+  private makerBound(maker: LinearOrder, account: LinearAccount, p: Position | undefined, sums: ReduceOnlySums | null, spent: Fixed): number | null {
     if (p === undefined || !reduces(p.size, maker.side)) return null;
     const mark = riskMark(maker.market);
     if (mark === null) return null;
     const owner = maker.owner;
     const fees = this.deps.fees;
     const fee = fees.fee(closingNotional(p, mark), fees.rateFor(this.deps.volumes.volume30d(owner, this.deps.now()), 'taker'));
-    return closeBoundTicks(p, account!, this.makerBalance(owner) - spent, fee, mark, maker.remainingLots, maker, sums, this.realisable);
+    return closeBoundTicks(p, account, this.makerBalance(owner) - spent, fee, mark, maker.remainingLots, maker, sums, this.realisable);
   }
 
   /** Whether cross profit in `market` can be realised now (settleProfit's test; margin.ts Realisable). */
@@ -471,19 +472,16 @@ export class LinearEngine implements MatchSink {
    *   realisable profit hold it (settleOpeningCharges); what they cannot, the allocation goes
    *   without, which must still leave it the open loss and the fees.
    */
-  private opensWithinEquity(maker: LinearOrder, sums: ReduceOnlySums | null, spent: Fixed): boolean {
-    const account = this.accounts.get(maker.owner);
-    if (account === undefined) return true;
+  private opensWithinEquity(maker: LinearOrder, account: LinearAccount, p: Position | undefined, sums: ReduceOnlySums | null, spent: Fixed): boolean {
     const mode = maker.request.marginMode;
-    const size = account.position(maker.market, mode)?.size ?? 0;
-    const flips = reduces(size, maker.side);
-    const opening = flips ? maker.remainingLots - Math.abs(size) : maker.remainingLots;
+    const flips = p !== undefined && reduces(p.size, maker.side);
+    const opening = flips ? maker.remainingLots - Math.abs(p.size) : maker.remainingLots;
     if (opening <= 0) return true;
     let cost = mode === 'cross' ? this.fillCost(maker, maker.remainingLots) : this.fillCost(maker, opening);
     if (mode === 'isolated' && flips) cost += this.makerFee(maker, maker.remainingLots - opening);
     if (cost === 0n && spent === 0n) return true; // at or better than the mark, no fee: nothing to cover
     let reserved = sums?.crossLoss ?? reduceOnlyOpenLoss(account);
-    if (flips && mode === 'cross') reserved -= ownReduceOnlyLoss(account, maker.market, sums);
+    if (flips && mode === 'cross') reserved -= ownReduceOnlyLoss(p, account, sums);
     const pool = crossPool(account, this.makerBalance(maker.owner), this.realisable);
     const equity = pool.equity - reserved - spent;
     if (mode === 'cross') return equity >= cost;
@@ -514,8 +512,7 @@ export class LinearEngine implements MatchSink {
   private makerFee(maker: LinearOrder, lots: number): Fixed {
     const fees = this.deps.fees;
     const bps = fees.rateFor(this.deps.volumes.volume30d(maker.owner, this.deps.now()), 'maker');
-    const fee = bps > 0n && lots > 0 ? fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps) : 0n;
-    return fee > 0n ? fee : 0n;
+    return bps > 0n && lots > 0 ? fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps) : 0n;
   }
 
   /** Whether a resting order is on the other side of its owner's position in its market and mode. */
@@ -1008,13 +1005,14 @@ export class LinearEngine implements MatchSink {
     for (const o of [...account.orders.values()]) {
       if (o.level === null) continue;
       const plain = o.request.marginMode === 'isolated' || (sums.byMarket.get(o.market)?.lots ?? 0) === 0;
+      const p = account.position(o.market, o.request.marginMode);
       const key = plain ? `${modeKey(o.market.spec.id, o.request.marginMode)}|${o.side}` : '';
       let bound = plain ? shared.get(key) : undefined;
       if (bound === undefined) {
-        bound = this.makerBound(o, sums, 0n);
+        bound = this.makerBound(o, account, p, sums, 0n);
         if (plain) shared.set(key, bound);
       }
-      if (fillsWithin(o, bound) && this.opensWithinEquity(o, sums, 0n)) continue;
+      if (fillsWithin(o, bound) && this.opensWithinEquity(o, account, p, sums, 0n)) continue;
       if (o.request.reduceOnly) shared.clear();
       adjustReduceOnlySums(sums, o, -1);
       o.rejectReason = 'INSUFFICIENT_MARGIN';
@@ -1197,11 +1195,6 @@ export class LinearEngine implements MatchSink {
   riskMarkOf(market: LinearMarket): Fixed | null {
     return riskMark(market);
   }
-}
-
-/** Whether an order on `side` reduces a position of `size` (signed lots). */
-function reduces(size: number, side: 0 | 1): boolean {
-  return size !== 0 && (size > 0) !== (side === BUY);
 }
 
 /** Whether `o` may fill at its own price under `bound` (null: it has none). */

@@ -342,17 +342,16 @@ export function equityBehind(
   return crossPool(account, balance, realisable).equity - (sums === null ? reduceOnlyOpenLoss(account) : sums.crossLoss);
 }
 
-/** The open loss at the mark of the account's resting cross reduce-only orders in `market` (sums: the sweep's). */
-export function ownReduceOnlyLoss(account: LinearAccount, market: LinearMarket, sums: ReduceOnlySums | null): Fixed {
-  if (sums !== null) return sums.byMarket.get(market)?.loss ?? 0n;
-  if (account.liveReduceOnly === 0) return 0n;
-  let loss = 0n;
-  for (const o of account.orders.values()) {
-    if (o.market !== market || !isReduceOnlyResting(o) || o.request.marginMode !== 'cross') continue;
-    const mark = riskMark(market);
-    if (mark !== null) loss += openLossOf(o, mark);
-  }
-  return loss;
+/** The open loss at the risk mark of the resting reduce-only orders that reduce `p` (sums: the sweep's). */
+export function ownReduceOnlyLoss(p: Position, account: LinearAccount, sums: ReduceOnlySums | null): Fixed {
+  const mark = riskMark(p.market);
+  if (mark === null || account.liveReduceOnly === 0) return 0n;
+  return (sums === null ? ownReduceOnly(p, account, mark, null) : ownFromSums(sums, p, mark, null)).loss;
+}
+
+/** Whether an order on `side` reduces a position of `size` (signed lots). */
+export function reduces(size: number, side: 0 | 1): boolean {
+  return size !== 0 && (size > 0) !== (side === BUY);
 }
 
 /**
