@@ -41,7 +41,9 @@ import type { ExchangeEvent } from '../../src/core/events.ts';
 import { Exchange, type Outcome, type ResultOf } from '../../src/core/exchange.ts';
 import type { CancelFilter, PlaceResult, QuoteResult } from '../../src/core/linear/engine.ts';
 import { FUND_ACCOUNT } from '../../src/core/linear/lifecycle.ts';
-import { closeBoundTicks, closingNotional } from '../../src/core/linear/margin.ts';
+import type { MakerSums } from '../../src/core/linear/maker-sums.ts';
+import { closeBoundTicks, closingNotional, reduceOnlySums, type ReduceOnlySums } from '../../src/core/linear/margin.ts';
+import type { LinearAccount } from '../../src/core/linear/account.ts';
 import type { LinearMarket } from '../../src/core/linear/market.ts';
 import type { LinearOrder, OrderRequest } from '../../src/core/linear/order.ts';
 import type { MarketSpec } from '../../src/core/markets.ts';
@@ -879,6 +881,8 @@ class Run {
   index = fx('100000');
   private txs = 0;
   readonly stats = new Map<string, number>();
+  /** The quote being applied: the mark its levels are judged at, and each level's bound taken at its check. */
+  private ladder: { mark: Fixed | null; bounds: Map<OrderRequest, { anchor: Fixed; lots: number; bound: number }> } | null = null;
   /** Order id → the matching limit the engine executed it with, in the current command. */
   private readonly executedLimits = new Map<number, number>();
 
@@ -902,6 +906,18 @@ class Run {
       }
       cancelled(maker, why);
     };
+    // Every read of the makers' kept reduce-only sums (maker-sums.ts) equals a fresh walk of the
+    // account's orders: the engine reported every change it made inside the window.
+    const makerSums = (this.ex.linear as unknown as { makerSums: MakerSums }).makerSums;
+    const sumsOf = makerSums.sumsOf.bind(makerSums);
+    makerSums.sumsOf = (account) => {
+      const kept = sumsOf(account);
+      if (kept !== null) {
+        assert.equal(sumsText(kept), sumsText(reduceOnlySums(account)), `kept reduce-only sums of account ${account.id}`);
+        this.count('maker sums read in a window');
+      }
+      return kept;
+    };
     this.model.makerAdmits = (id) => {
       if (this.model.refused.has(id)) return false;
       const m = this.model.orders.get(id);
@@ -909,16 +925,27 @@ class Run {
       const order = account?.orders.get(id);
       return order === undefined || this.ex.linear.admits(order);
     };
+    // A quote's levels are judged after the whole ladder ran, but each level's bound depends on the
+    // engine state its check saw (earlier levels rest or fill first): taken at the check.
+    const checks = this.ex.linear as unknown as {
+      checkTaker(market: LinearMarket, r: OrderRequest, account: LinearAccount, triggered: boolean): unknown;
+    };
+    const checkTaker = checks.checkTaker.bind(checks);
+    checks.checkTaker = (market, r, account, triggered) => {
+      const ladder = this.ladder;
+      const acct = ADDRESSES.findIndex((a) => this.ex.accounts.find(a)?.id === account.id);
+      if (ladder !== null && !triggered && acct >= 0) {
+        const anchor = ladder.mark ?? market.riskMark;
+        const size = Math.abs(account.position(market, r.marginMode)?.size ?? 0);
+        const lots = r.reduceOnly ? Math.min(lotsOf(r.marketId, r.quantity), size) : lotsOf(r.marketId, r.quantity);
+        if (anchor !== null) ladder.bounds.set(r, { anchor, lots, bound: this.engineBound(acct, r, anchor, lots) });
+      }
+      return checkTaker(market, r, account, triggered);
+    };
     this.model.bound = (acct, r, anchor, lots) => {
-      const id = this.ex.accounts.find(ADDRESSES[acct]!)?.id;
-      const account = id === undefined ? undefined : this.ex.linear.findAccount(id);
-      const p = account?.position(this.ex.linear.markets.get(r.marketId)!, r.marginMode);
-      if (account === undefined || p === undefined || p.size === 0 || (p.size > 0) === (r.side === BUY)) return NO_BOUND;
-      const { fees, volumes } = this.ex.linear.deps;
-      const fee = fees.fee(closingNotional(p, anchor), fees.rateFor(volumes.volume30d(account.id, this.time), 'taker'));
-      // Profit counts only where it can be realised at the command's time (margin.ts Realisable).
-      const realisable = (m: LinearMarket) => m.status === 'open' && this.ex.linear.markAt(m, this.time) !== null;
-      return closeBoundTicks(p, account, this.ex.linear.balance(account.id), fee, anchor, lots, null, null, realisable);
+      const atCheck = this.ladder?.bounds.get(r);
+      if (atCheck !== undefined && atCheck.anchor === anchor && atCheck.lots === lots) return atCheck.bound;
+      return this.engineBound(acct, r, anchor, lots);
     };
     this.apply({ type: 'index.publish', underlying: 'BTC', price: this.index, sourceTs: this.time });
     ADDRESSES.forEach((account, i) => {
@@ -927,6 +954,19 @@ class Run {
       this.apply({ type: 'chain.deposit_observed', txHash, account, amount, confirmations: 1 });
       this.apply({ type: 'wallet.transfer', account, from: 'wallet', to: 'perps', amount });
     });
+  }
+
+  /** The bound of a user order reducing a position, from the engine's state now (checks.ts reducingBound). */
+  private engineBound(acct: number, r: OrderRequest, anchor: Fixed, lots: number): number {
+    const id = this.ex.accounts.find(ADDRESSES[acct]!)?.id;
+    const account = id === undefined ? undefined : this.ex.linear.findAccount(id);
+    const p = account?.position(this.ex.linear.markets.get(r.marketId)!, r.marginMode);
+    if (account === undefined || p === undefined || p.size === 0 || (p.size > 0) === (r.side === BUY)) return NO_BOUND;
+    const { fees, volumes } = this.ex.linear.deps;
+    const fee = fees.fee(closingNotional(p, anchor), fees.rateFor(volumes.volume30d(account.id, this.time), 'taker'));
+    // Profit counts only where it can be realised at the command's time (margin.ts Realisable).
+    const realisable = (m: LinearMarket) => m.status === 'open' && this.ex.linear.markAt(m, this.time) !== null;
+    return closeBoundTicks(p, account, this.ex.linear.balance(account.id), fee, anchor, lots, null, null, realisable);
   }
 
   /**
@@ -1036,6 +1076,7 @@ class Run {
 
   step(op: Op, dt: number, where: string): void {
     this.time += dt;
+    this.ladder = null;
     switch (op.k) {
       case 'place': return this.place(op.acct, this.request(op.o, null), where);
       case 'cancel': return this.cancel(op, where);
@@ -1139,6 +1180,7 @@ class Run {
     const levels = op.levels.map((l) => this.request({ ...l, market: marketId }, quoteId));
     const mark = this.mark();
     const before = dump(this.ex);
+    this.ladder = { mark, bounds: new Map() };
     const out = this.apply({
       type: 'perp.quote', account: ADDRESSES[op.acct]!,
       quote: { marketId, quoteId, cancelAll: op.cancelAll, replaceQuoteId, levels },
@@ -1381,6 +1423,12 @@ function dump(ex: Exchange): string {
     }
   }
   return lines.join('\n');
+}
+
+/** Reduce-only sums as text, markets with nothing in them left out. */
+function sumsText(sums: ReduceOnlySums): string {
+  const markets = [...sums.byMarket].filter(([, own]) => own.lots !== 0 || own.loss !== 0n);
+  return [`loss ${sums.crossLoss}`, ...markets.map(([m, own]) => `${m.spec.id} ${own.lots} ${own.loss}`).sort()].join('; ');
 }
 
 test(`linear engine matches the naive model after every command (seed ${SEED})`, () => {

@@ -31,6 +31,7 @@ import {
   accountRisk, adjustReduceOnlySums, closeBoundTicks, closingNotional, crossCashOf, crossPool, fillLossAt, isolatedInitial, marginAudit,
   openLossAt, ownReduceOnlyLoss, reduceOnlyOpenLoss, reduces, modeKey, reduceOnlySums, riskMark, type Realisable, type ReduceOnlySums,
 } from './margin.ts';
+import { MakerSums } from './maker-sums.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
@@ -115,6 +116,8 @@ export class LinearEngine implements MatchSink {
   private readonly pendingOpeningCharges = new PendingSums<Position>();
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: readonly FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
+  /** The makers' owners' reduce-only sums while one taker is checked or matches (admits; maker-sums.ts). */
+  private readonly makerSums = new MakerSums();
 
   private lastClientIdPrune = 0;
 
@@ -173,7 +176,7 @@ export class LinearEngine implements MatchSink {
     const market = this.markets.get(request.marketId);
     const evaluated = market === undefined
       ? { plan: null, rejection: reject('NOT_FOUND', `market ${request.marketId} not found`) }
-      : evaluateOrder(market, request, this.checkContext(this.accounts.get(accountId) ?? this.detachedAccount(accountId), market, false));
+      : this.checked(() => evaluateOrder(market, request, this.checkContext(this.accounts.get(accountId) ?? this.detachedAccount(accountId), market, false)));
     const { plan } = evaluated;
     const volume30d = this.deps.volumes.volume30d(accountId, this.deps.now());
     const feeRole = plan?.feeRole ?? (request.postOnly ? 'maker' : 'taker');
@@ -270,7 +273,7 @@ export class LinearEngine implements MatchSink {
     const market = this.markets.get(r.marketId);
     if (market === undefined) return reject('NOT_FOUND', `market ${r.marketId} not found`);
     const account = this.account(accountId);
-    const plan = checkOrder(market, r, this.checkContext(account, market, false));
+    const plan = this.checkTaker(market, r, account, false);
     if (isRejection(plan)) return plan;
     const now = this.deps.now();
     const order = new LinearOrder({
@@ -320,6 +323,26 @@ export class LinearEngine implements MatchSink {
     fillCost: (maker: LinearOrder, lots: number): Fixed => this.fillCost(maker, lots) + (this.reducesPosition(maker) ? this.unitsUp(1n) : 0n),
   };
 
+  /** The pre-trade checks of an order (checks.ts), in a window of the makers' sums. */
+  private checkTaker(market: LinearMarket, r: OrderRequest, account: LinearAccount, triggered: boolean): OrderPlan | Rejection {
+    this.makerSums.begin();
+    try {
+      return checkOrder(market, r, this.checkContext(account, market, triggered));
+    } finally {
+      this.makerSums.end();
+    }
+  }
+
+  /** `f` (a preview's checks) in a window of the makers' sums. */
+  private checked<T>(f: () => T): T {
+    this.makerSums.begin();
+    try {
+      return f();
+    } finally {
+      this.makerSums.end();
+    }
+  }
+
   private checkContext(account: LinearAccount, market: LinearMarket, triggered: boolean): CheckContext {
     const c = this.scratchContext;
     const now = this.deps.now();
@@ -339,7 +362,12 @@ export class LinearEngine implements MatchSink {
     if (r.reduceOnly) this.clipReduceOnly(order);
     this.taker = order;
     if (order.remainingLots > 0) {
-      market.book.match(order.side, limitTicks, order.remainingLots, order.owner, r.selfTradePrevention, this);
+      this.makerSums.begin();
+      try {
+        market.book.match(order.side, limitTicks, order.remainingLots, order.owner, r.selfTradePrevention, this);
+      } finally {
+        this.makerSums.end();
+      }
     }
     this.taker = null;
     this.postPending();
@@ -355,6 +383,7 @@ export class LinearEngine implements MatchSink {
       if (order.remainingLots === 0) return this.end(order, 'cancelled');
     }
     order.market.book.rest(order);
+    this.makerSums.refresh(order);
     order.status = 'open';
     if (!order.request.reduceOnly) this.reserve(order);
   }
@@ -406,6 +435,7 @@ export class LinearEngine implements MatchSink {
     order.market.untriggered.delete(order);
     const account = this.account(order.owner);
     account.untrack(order);
+    this.makerSums.refresh(order);
     if (order.request.clientOrderId !== null) account.clientIds.release(order.request.clientOrderId, order.updatedAt);
     this.changes.orders.add(order);
   }
@@ -439,7 +469,8 @@ export class LinearEngine implements MatchSink {
     const account = this.accounts.get(maker.owner);
     if (account === undefined) return true;
     const p = account.position(maker.market, maker.request.marginMode);
-    return fillsWithin(maker, this.makerBound(maker, account, p, null, spent)) && this.opensWithinEquity(maker, account, p, null, spent);
+    const sums = this.makerSums.sumsOf(account);
+    return fillsWithin(maker, this.makerBound(maker, account, p, sums, spent)) && this.opensWithinEquity(maker, account, p, sums, spent);
   }
 
   /**
@@ -537,6 +568,7 @@ export class LinearEngine implements MatchSink {
     const market = taker.market;
     const now = this.deps.now();
     const notional = market.units.notional(priceTicks, lots);
+    this.makerSums.refresh(maker); // the book took `lots` off it
     this.unreserve(maker, lots);
     maker.filledLots += lots;
     maker.filledNotional += notional;
@@ -857,6 +889,7 @@ export class LinearEngine implements MatchSink {
       if (o.remainingLots <= room) room -= o.remainingLots;
       else if (room > 0) {
         o.market.book.reduce(o.id, room);
+        this.makerSums.refresh(o);
         room = 0;
         this.changes.orders.add(o);
       } else this.cancelOrder(o, 'cancelled');
@@ -943,7 +976,7 @@ export class LinearEngine implements MatchSink {
       if (order.sibling !== null && order.sibling.status === 'untriggered') this.cancelOrder(order.sibling, 'cancelled');
       // A TP/SL exit grew with its parent's fills after it was created: it fires for all of them.
       const request = { ...order.request, stopPrice: null, quantity: market.units.size(order.remainingLots) };
-      const plan = checkOrder(market, request, this.checkContext(account, market, true));
+      const plan = this.checkTaker(market, request, account, true);
       if (isRejection(plan)) {
         order.rejectReason = plan.code;
         this.end(order, 'cancelled');

@@ -296,14 +296,29 @@ export function reduceOnlySums(account: LinearAccount): ReduceOnlySums {
 
 /** Adds (`sign` 1) or takes out (-1, before it is cancelled) one order's share of the sums. */
 export function adjustReduceOnlySums(sums: ReduceOnlySums, o: LinearOrder, sign: 1 | -1): void {
-  if (!isReduceOnlyResting(o) || o.request.marginMode !== 'cross') return;
+  if (!countsInReduceOnlySums(o)) return;
+  const loss = reduceOnlyLossOf(o);
+  addToReduceOnlySums(sums, o.market, sign * o.remainingLots, sign === 1 ? loss : -loss);
+}
+
+/** Whether an order has a share in ReduceOnlySums: a resting cross reduce-only order. */
+export function countsInReduceOnlySums(o: LinearOrder): boolean {
+  return isReduceOnlyResting(o) && o.request.marginMode === 'cross';
+}
+
+/** An order's loss share in ReduceOnlySums: its open loss at its market's risk mark (0 without one). */
+export function reduceOnlyLossOf(o: LinearOrder): Fixed {
   const mark = riskMark(o.market);
-  const loss = mark === null ? 0n : openLossOf(o, mark);
-  sums.crossLoss += sign === 1 ? loss : -loss;
-  let own = sums.byMarket.get(o.market);
-  if (own === undefined) sums.byMarket.set(o.market, (own = { lots: 0, loss: 0n }));
-  own.lots += sign * o.remainingLots;
-  own.loss += sign === 1 ? loss : -loss;
+  return mark === null ? 0n : openLossOf(o, mark);
+}
+
+/** Adds signed lots and loss of `market` to the sums. */
+export function addToReduceOnlySums(sums: ReduceOnlySums, market: LinearMarket, lots: number, loss: Fixed): void {
+  sums.crossLoss += loss;
+  let own = sums.byMarket.get(market);
+  if (own === undefined) sums.byMarket.set(market, (own = { lots: 0, loss: 0n }));
+  own.lots += lots;
+  own.loss += loss;
 }
 
 /** ownReduceOnly read from the sums (`mark` is the market's risk mark, as the sums took it). */
