@@ -5,7 +5,7 @@
  * Found by an audit: GET /perps/balances showed a transfer the journal never held.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -14,7 +14,7 @@ import { call, fund, holdJournal, signIn, startService } from '../support/harnes
 const settled = <T>(p: Promise<T>) => Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 300))]);
 
 test('a read waits for the commands it shows to be durable', async () => {
-  const svc = await startService({}, mkdtempSync(join(os.tmpdir(), 'durable-reads-')));
+  const svc = await startService();
   try {
     const t = await signIn(svc.url);
     await fund(svc.url, t, '1000', 15_000);
@@ -63,11 +63,12 @@ test('a read answers 503 when the commands it would show could not be written, a
     assert.equal(after.body.balance, '0', 'the restart holds no trace of the transfer');
   } finally {
     await again.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
 test('a history read does not wait for batches still being written: it shows only what was acknowledged', async () => {
-  const svc = await startService({}, mkdtempSync(join(os.tmpdir(), 'durable-reads-')));
+  const svc = await startService();
   const held = holdJournal(svc, 'wallet.transfer');
   try {
     const t = await signIn(svc.url);

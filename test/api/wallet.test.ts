@@ -13,7 +13,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExchangeEvent } from '../../src/core/events.ts';
@@ -465,6 +465,7 @@ describe('client transfer ids (idempotent retries)', () => {
       assert.deepEqual([b.body.walletBalance, b.body.spotBalance], ['30', '20']);
     } finally {
       await svc.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
