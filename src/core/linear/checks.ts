@@ -61,8 +61,13 @@ export interface CheckContext {
   readonly admits: MakerAdmission;
   /** Whether cross profit in a market can be realised now (margin.ts Realisable). */
   realisable(market: LinearMarket): boolean;
-  /** admits() once earlier fills of the same owner took `spent` from its equity (fill-or-kill walk). */
-  admitsAfter(maker: LinearOrder, spent: Fixed): boolean;
+  /**
+   * admits() once earlier fills of the same owner took `spent` from its equity and left its
+   * isolated position as `played` (fill-or-kill walk; undefined: the position as it is).
+   */
+  admitsAfter(maker: LinearOrder, spent: Fixed, played: Position | undefined): boolean;
+  /** Applies a maker fill that reduces an isolated position to a scratch copy of it (engine playIsolatedFill). */
+  playIsolatedFill(scratch: Position, maker: LinearOrder, lots: number): void;
   /** At least what filling `lots` of a resting order takes from its owner's equity (engine fillCost). */
   fillCost(maker: LinearOrder, lots: number): Fixed;
 }
@@ -339,13 +344,16 @@ function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, lim
  * the same maker may be gone before the taker reaches it. This walk replays that upkeep on scratch
  * copies of the makers' positions and reduce-only sizes: an accepted FOK order never ends part-filled.
  * Each fill also takes its cost from its maker's equity, which bounds that maker's later orders
- * (engine.ts admits): the walk asks them with what the earlier ones spent.
+ * (engine.ts admits): the walk asks them with what the earlier ones spent, and with what the
+ * earlier fills of an isolated position left of it (its fee from the allocation, the closed share
+ * given back).
  */
 function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number, stp: SelfTradePrevention, c: CheckContext): number {
   const makerSide = side === BUY ? SELL : BUY;
   const positions = new Map<string, number>();
   const remaining = new Map<LinearOrder, number>();
   const spent = new Map<number, Fixed>();
+  const played = new Map<Position, Position>();
   let left = lots;
   let done = false;
   market.book.forEachResting((node) => {
@@ -353,17 +361,26 @@ function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, 
     const o = node as LinearOrder;
     if (left === 0 || (side === BUY ? o.priceTicks > limitTicks : o.priceTicks < limitTicks)) return void (done = true);
     if (o.owner === owner) return void (done = stp !== 'cancel_maker');
+    const account = c.accountOf(o.owner);
+    const mode = o.request.marginMode;
+    const isolated = mode === 'isolated' ? account?.position(market, mode) : undefined;
+    const scratch = isolated === undefined ? undefined : played.get(isolated);
     const spentBefore = spent.get(o.owner) ?? 0n;
-    if (!c.admitsAfter(o, spentBefore)) return; // refused at the match, cancelled, not filled
+    if (!c.admitsAfter(o, spentBefore, scratch)) return; // refused at the match, cancelled, not filled
     const available = remaining.get(o) ?? o.remainingLots;
     const take = Math.min(available, left);
     if (take === 0) return;
     left -= take;
     remaining.set(o, available - take);
     spent.set(o.owner, spentBefore + c.fillCost(o, take));
-    const account = c.accountOf(o.owner);
+    // A fill that reduces an isolated position pays its fee from the allocation and gives back the
+    // closed share: the position's next order is bounded by what that leaves (admits, played).
+    if (isolated !== undefined && reduces((scratch ?? isolated).size, o.side)) {
+      const next = scratch ?? isolated.scratchCopy();
+      c.playIsolatedFill(next, o, take);
+      played.set(isolated, next);
+    }
     if (account === undefined) return;
-    const mode = o.request.marginMode;
     const key = `${o.owner}|${mode}`;
     const before = positions.get(key) ?? account.position(market, mode)?.size ?? 0;
     const after = before + (o.side === BUY ? take : -take);

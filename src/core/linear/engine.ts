@@ -316,7 +316,8 @@ export class LinearEngine implements MatchSink {
     },
     admits: (maker: BookOrder): boolean => this.admits(maker),
     realisable: (market: LinearMarket): boolean => this.realisable(market),
-    admitsAfter: (maker: LinearOrder, spent: Fixed): boolean => this.admits(maker, spent),
+    admitsAfter: (maker: LinearOrder, spent: Fixed, played: Position | undefined): boolean => this.admits(maker, spent, played),
+    playIsolatedFill: (scratch: Position, maker: LinearOrder, lots: number): void => this.playIsolatedFill(scratch, maker, lots),
     // A fill that reduces the maker's position realises its PnL rounded down to the settlement
     // unit, so its equity may fall by up to one unit more than the fill's loss: counted here, so
     // the fill-or-kill walk never admits a maker the match then refuses.
@@ -461,14 +462,14 @@ export class LinearEngine implements MatchSink {
    * A refused order is cancelled instead (INSUFFICIENT_MARGIN). Asked before each maker fill and,
    * with no fill made yet, by the checks that predict a match (fill-or-kill, liquidity, the sweep
    * estimate); `spent` is what the prediction's earlier fills of the same owner took from its
-   * equity (fillCost). The balance read includes the realised PnL and fees this execution has not
+   * equity (fillCost), and `played` its isolated position after them (playIsolatedFill). The balance read includes the realised PnL and fees this execution has not
    * posted yet, so it matches the positions.
    */
-  admits(makerNode: BookOrder, spent: Fixed = 0n): boolean {
+  admits(makerNode: BookOrder, spent: Fixed = 0n, played: Position | undefined = undefined): boolean {
     const maker = makerNode as LinearOrder;
     const account = this.accounts.get(maker.owner);
     if (account === undefined) return true;
-    const p = account.position(maker.market, maker.request.marginMode);
+    const p = played ?? account.position(maker.market, maker.request.marginMode);
     const sums = this.makerSums.sumsOf(account);
     return fillsWithin(maker, this.makerBound(maker, account, p, sums, spent)) && this.opensWithinEquity(maker, account, p, sums, spent);
   }
@@ -537,6 +538,22 @@ export class LinearEngine implements MatchSink {
     const market = maker.market;
     const price = market.units.price(maker.priceTicks);
     return isolatedInitial(market, lots, price) + openLossAt(market, maker.side === BUY, price, lots, mark) + fee;
+  }
+
+  /**
+   * Plays a maker fill that reduces an isolated position forward on a scratch copy of it
+   * (Position.scratchCopy), as the match would apply it: the fee out of the allocation (settleSide),
+   * the fill (movePosition, its PnL rounded as posted) and the closed share given back
+   * (adjustIsolated). The fill-or-kill walk asks the position's next order against the result.
+   */
+  playIsolatedFill(scratch: Position, maker: LinearOrder, lots: number): void {
+    const fees = this.deps.fees;
+    const bps = fees.rateFor(this.deps.volumes.volume30d(maker.owner, this.deps.now()), 'maker');
+    scratch.isolatedMargin -= fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps);
+    const before = scratch.size;
+    const effect = scratch.applyFill(maker.side === BUY ? lots : -lots, maker.priceTicks, this.deps.now());
+    const realized = roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
+    if (effect.closedLots > 0) scratch.releaseClosedShare(before, effect.closedLots, realized);
   }
 
   /** The maker fee of `lots` of a resting order at its price, 0 for a rebate. */
@@ -764,14 +781,7 @@ export class LinearEngine implements MatchSink {
    */
   private adjustIsolated(p: Position, before: number, closedLots: number, realized: Fixed, openedLots: number, priceTicks: number): void {
     if (closedLots > 0) {
-      // The closed lots' share of the allocation plus their realised PnL returns to the cross pool,
-      // but never a negative amount: a loss beyond that share stays with (and eats into) the rest
-      // of the allocation, so no part of an isolated loss ever leaks onto the cross collateral.
-      const share = (p.isolatedMargin * BigInt(closedLots)) / BigInt(Math.abs(before));
-      const released = share + realized;
-      p.isolatedMargin -= share;
-      if (released < 0n) p.isolatedMargin += released;
-      if (Math.abs(before) === closedLots && p.isolatedMargin > 0n) p.isolatedMargin = 0n;
+      p.releaseClosedShare(before, closedLots, realized);
       // A loss beyond the whole allocation is the insurance fund's, never the cross pool's.
       if (p.isolatedMargin < 0n) this.coverIsolated(p);
     }

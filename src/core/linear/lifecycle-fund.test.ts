@@ -779,6 +779,42 @@ describe('a user order never trades a loss onto the fund', () => {
     assert.equal(w.fundPaid(), 0n);
   });
 
+  /** Account 1 long 1 BTC isolated (allocation 2 000) with two reduce-only asks of 0.5 at `price`. */
+  function isolatedLongWithTwoAsks(price: string): World {
+    const w = twoMarkets('100000');
+    w.fund(3, '10000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null, 'isolated');
+    assert.equal(w.position(1, 'isolated')!.isolatedMargin, fx('2000'));
+    w.order(1, 'sell', '0.5', price, 'isolated', 'BTC-PERP', { reduceOnly: true });
+    w.order(1, 'sell', '0.5', price, 'isolated', 'BTC-PERP', { reduceOnly: true });
+    return w;
+  }
+
+  test('a fill-or-kill order plays each fill of an isolated position forward before the position\'s next order', () => {
+    // Both asks at the position's bound, 98 052.5. The first fill pays its fee out of the
+    // allocation and gives back the closed half's share, which moves the rest's bound up: the
+    // match refuses the second ask.
+    const w = isolatedLongWithTwoAsks('98052.5');
+    const fok = w.request('buy', '1', '98052.5', 'cross', 'BTC-PERP', { timeInForce: 'fok' });
+    assert.equal(w.ex.previewPerpOrder(addr(3), fok, w.now + 1000).rejection?.code, 'FOK_NOT_FILLED', 'the preview agrees');
+    assert.equal(w.refusal(3, fok), 'FOK_NOT_FILLED', 'before: accepted, then filled in part (the second ask refused)');
+    const ioc = w.ex.execute({ type: 'perp.place', account: addr(3), request: w.request('buy', '1', '98052.5', 'cross', 'BTC-PERP', { timeInForce: 'ioc' }) }, (w.now += 1000));
+    assert.ok(ioc.ok, 'the ioc is accepted');
+    assert.deepEqual(ioc.result.fills.map((f) => f.quantity), [fx('0.5')], 'the first ask fills, the second is refused');
+    assert.equal(w.fundPaid(), 0n);
+  });
+
+  test('a fill-or-kill order fills two orders of an isolated position clear of the bound their fills move', () => {
+    const w = isolatedLongWithTwoAsks('98200');
+    const fok = w.request('buy', '1', '98200', 'cross', 'BTC-PERP', { timeInForce: 'fok' });
+    assert.equal(w.ex.previewPerpOrder(addr(3), fok, w.now + 1000).rejection, null, 'the preview accepts it');
+    const out = w.ex.execute({ type: 'perp.place', account: addr(3), request: fok }, (w.now += 1000));
+    assert.ok(out.ok, `the fill-or-kill order is accepted: ${out.ok ? '' : out.message}`);
+    assert.equal(out.result.order.status, 'filled', 'filled in full');
+    assert.equal(w.position(1, 'isolated')?.size ?? 0, 0, 'the isolated long is closed');
+    assert.equal(w.fundPaid(), 0n);
+  });
 
   test('an isolated opening bid counts the initial margin its fill would move out of the cross pool', () => {
     // Account 1 (57 200) bids 10 BTC isolated at the mark (initial margin 20 000), buys 100 ETH 5 %

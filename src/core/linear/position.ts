@@ -83,6 +83,33 @@ export class Position {
     return { realized, closedLots: closing };
   }
 
+  /**
+   * A detached copy of what a fill changes (size, entry cost, allocation), for a prediction that
+   * plays fills forward without touching the position (checks.ts fokFillableLots).
+   */
+  scratchCopy(): Position {
+    const copy = new Position(this.id, this.accountId, this.market, this.marginMode, this.openedAt);
+    copy.size = this.size;
+    copy.cost = this.cost;
+    copy.isolatedMargin = this.isolatedMargin;
+    return copy;
+  }
+
+  /**
+   * An isolated position gives back the allocation share of `closedLots` (of the `before` it held)
+   * with their realised PnL to the cross pool, but never a negative amount: a loss beyond that
+   * share stays with (and eats into) the rest of the allocation, so no part of an isolated loss
+   * ever leaks onto the cross collateral. A full close keeps no allocation; what is left below zero
+   * is the insurance fund's (engine.ts coverIsolated).
+   */
+  releaseClosedShare(before: number, closedLots: number, realized: Fixed): void {
+    const share = (this.isolatedMargin * BigInt(closedLots)) / BigInt(Math.abs(before));
+    const released = share + realized;
+    this.isolatedMargin -= share;
+    if (released < 0n) this.isolatedMargin += released;
+    if (Math.abs(before) === closedLots && this.isolatedMargin > 0n) this.isolatedMargin = 0n;
+  }
+
   entryPrice(): Fixed | null {
     if (this.size === 0) return null;
     return divRound(this.cost * 10n ** 18n, this.market.units.size(this.size), 'halfUp');
