@@ -384,7 +384,6 @@ export class LinearEngine implements MatchSink {
       if (order.remainingLots === 0) return this.end(order, 'cancelled');
     }
     order.market.book.rest(order);
-    this.makerSums.refresh(order);
     order.status = 'open';
     if (!order.request.reduceOnly) this.reserve(order);
   }
@@ -462,8 +461,9 @@ export class LinearEngine implements MatchSink {
    * A refused order is cancelled instead (INSUFFICIENT_MARGIN). Asked before each maker fill and,
    * with no fill made yet, by the checks that predict a match (fill-or-kill, liquidity, the sweep
    * estimate); `spent` is what the prediction's earlier fills of the same owner took from its
-   * equity (fillCost), and `played` its isolated position after them (playIsolatedFill). The balance read includes the realised PnL and fees this execution has not
-   * posted yet, so it matches the positions.
+   * equity (fillCost), and `played` its isolated position after them (playIsolatedFill). The
+   * balance read includes the realised PnL and fees this execution has not posted yet, so it
+   * matches the positions.
    */
   admits(makerNode: BookOrder, spent: Fixed = 0n, played: Position | undefined = undefined): boolean {
     const maker = makerNode as LinearOrder;
@@ -549,9 +549,10 @@ export class LinearEngine implements MatchSink {
   playIsolatedFill(scratch: Position, maker: LinearOrder, lots: number): void {
     const fees = this.deps.fees;
     const bps = fees.rateFor(this.deps.volumes.volume30d(maker.owner, this.deps.now()), 'maker');
-    scratch.isolatedMargin -= fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps);
+    const signed = maker.side === BUY ? lots : -lots;
+    if (reducedOnly(scratch.size, signed)) scratch.isolatedMargin -= fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps);
     const before = scratch.size;
-    const effect = scratch.applyFill(maker.side === BUY ? lots : -lots, maker.priceTicks, this.deps.now());
+    const effect = scratch.applyFill(signed, maker.priceTicks, this.deps.now());
     const realized = roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
     if (effect.closedLots > 0) scratch.releaseClosedShare(before, effect.closedLots, realized);
   }

@@ -7,10 +7,11 @@
  * 40,000 orders, twice; with the sums kept for the window it walks each account once.
  *
  * Kept exact, not approximate: each order's share is remembered, and the engine reports every
- * resting order it changes inside a match window (`refresh`: a fill, a trim, an end), so an
- * account's sums always equal a fresh walk of its orders (the linear property test compares them
- * at every read). Marks do not move inside a window. Outside a window nothing is kept and `sumsOf`
- * answers null (callers walk the orders themselves).
+ * resting order it changes inside a match window (`refresh`: a fill, a trim, an end; nothing
+ * rests while the book matches), so an account's sums always equal a fresh walk of its orders
+ * (the linear property test compares them at every read). Marks do not move inside a window, and
+ * the checks change nothing. Outside a window nothing is kept and `sumsOf` answers null (callers
+ * walk the orders themselves).
  */
 import type { Fixed } from '../money.ts';
 import type { LinearAccount } from './account.ts';
@@ -65,7 +66,7 @@ export class MakerSums {
     return entry.sums;
   }
 
-  /** A resting order changed (filled, trimmed, ended, rested): its share follows its new state. */
+  /** A resting order changed (filled, trimmed, ended): its share follows its new state. */
   refresh(o: LinearOrder): void {
     const entry = this.byAccount.get(o.owner);
     if (entry === undefined) return;
