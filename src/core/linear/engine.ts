@@ -484,10 +484,8 @@ export class LinearEngine implements MatchSink {
     if (p === undefined || !reduces(p.size, maker.side)) return null;
     const mark = riskMark(maker.market);
     if (mark === null) return null;
-    const owner = maker.owner;
-    const fees = this.deps.fees;
-    const fee = fees.fee(closingNotional(p, mark), fees.rateFor(this.deps.volumes.volume30d(owner, this.deps.now()), 'taker'));
-    return closeBoundTicks(p, account, this.makerBalance(owner) - spent, fee, mark, maker.remainingLots, maker, sums, this.realisable);
+    const fee = this.deps.fees.fee(closingNotional(p, mark), this.feeRate(maker.owner, 'taker'));
+    return closeBoundTicks(p, account, this.makerBalance(maker.owner) - spent, fee, mark, maker.remainingLots, maker, sums, this.realisable);
   }
 
   /** Whether cross profit in `market` can be realised now (settleProfit's test; margin.ts Realisable). */
@@ -512,7 +510,7 @@ export class LinearEngine implements MatchSink {
     let cost = mode === 'cross' ? this.fillCost(maker, maker.remainingLots) : this.fillCost(maker, opening);
     if (mode === 'isolated' && flips) cost += this.makerFee(maker, maker.remainingLots - opening);
     if (cost === 0n && spent === 0n) return true; // at or better than the mark, no fee: nothing to cover
-    let reserved = sums?.crossLoss ?? reduceOnlyOpenLoss(account);
+    let reserved = reduceOnlyOpenLoss(account, sums);
     if (flips && mode === 'cross') reserved -= ownReduceOnlyLoss(p, account, sums);
     const pool = crossPool(account, this.makerBalance(maker.owner), this.realisable);
     const equity = pool.equity - reserved - spent;
@@ -547,10 +545,10 @@ export class LinearEngine implements MatchSink {
    * (adjustIsolated). The fill-or-kill walk asks the position's next order against the result.
    */
   playIsolatedFill(scratch: Position, maker: LinearOrder, lots: number): void {
-    const fees = this.deps.fees;
-    const bps = fees.rateFor(this.deps.volumes.volume30d(maker.owner, this.deps.now()), 'maker');
     const signed = maker.side === BUY ? lots : -lots;
-    if (reducedOnly(scratch.size, signed)) scratch.isolatedMargin -= fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps);
+    if (reducedOnly(scratch.size, signed)) {
+      scratch.isolatedMargin -= this.deps.fees.fee(maker.market.units.notional(maker.priceTicks, lots), this.feeRate(maker.owner, 'maker'));
+    }
     const before = scratch.size;
     const effect = scratch.applyFill(signed, maker.priceTicks, this.deps.now());
     const realized = roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
@@ -559,9 +557,13 @@ export class LinearEngine implements MatchSink {
 
   /** The maker fee of `lots` of a resting order at its price, 0 for a rebate. */
   private makerFee(maker: LinearOrder, lots: number): Fixed {
-    const fees = this.deps.fees;
-    const bps = fees.rateFor(this.deps.volumes.volume30d(maker.owner, this.deps.now()), 'maker');
-    return bps > 0n && lots > 0 ? fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps) : 0n;
+    const bps = this.feeRate(maker.owner, 'maker');
+    return bps > 0n && lots > 0 ? this.deps.fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps) : 0n;
+  }
+
+  /** An account's fee rate in `role` now, from its rolling 30-day volume. */
+  private feeRate(owner: number, role: FeeRole): Fixed {
+    return this.deps.fees.rateFor(this.deps.volumes.volume30d(owner, this.deps.now()), role);
   }
 
   /** Whether a resting order is on the other side of its owner's position in its market and mode. */
@@ -612,7 +614,7 @@ export class LinearEngine implements MatchSink {
     const now = this.deps.now();
     const mode = order.request.marginMode;
     const signed = order.side === BUY ? lots : -lots;
-    const bps = this.deps.fees.rateFor(this.deps.volumes.volume30d(order.owner, now), role);
+    const bps = this.feeRate(order.owner, role);
     const fee = this.deps.fees.fee(notional, bps);
     if (fee !== 0n) this.pendingFees.add(order.owner, fee);
     // An isolated position pays the fees of fills that reduce it out of its own margin, before the

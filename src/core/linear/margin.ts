@@ -324,7 +324,7 @@ export function addToReduceOnlySums(sums: ReduceOnlySums, market: LinearMarket, 
 /** ownReduceOnly read from the sums (`mark` is the market's risk mark, as the sums took it). */
 function ownFromSums(sums: ReduceOnlySums, p: Position, mark: Fixed, except: LinearOrder | null): { lots: number; loss: Fixed } {
   const own = sums.byMarket.get(p.market) ?? { lots: 0, loss: 0n };
-  if (except === null || !isReduceOnlyResting(except) || except.market !== p.market || except.request.marginMode !== 'cross') return own;
+  if (except === null || !countsInReduceOnlySums(except) || except.market !== p.market) return own;
   return { lots: own.lots - except.remainingLots, loss: own.loss - openLossOf(except, mark) };
 }
 
@@ -354,7 +354,7 @@ export function equityBehind(
   p: Position, account: LinearAccount, balance: Fixed, mark: Fixed, sums: ReduceOnlySums | null = null, realisable: Realisable | null = null,
 ): Fixed {
   if (p.marginMode === 'isolated') return p.isolatedMargin + p.unrealized(mark);
-  return crossPool(account, balance, realisable).equity - (sums === null ? reduceOnlyOpenLoss(account) : sums.crossLoss);
+  return crossPool(account, balance, realisable).equity - reduceOnlyOpenLoss(account, sums);
 }
 
 /** The open loss at the risk mark of the resting reduce-only orders that reduce `p` (sums: the sweep's). */
@@ -376,16 +376,13 @@ export function reduces(size: number, side: 0 | 1): boolean {
  * short of it and a fill there, an accomplice's, would be the fund's loss. Free collateral (so new
  * orders and withdrawals), isolated allocations and the bounds of other reducing orders keep it
  * (other resting orders reserve their open loss in the margin already; an isolated order's
- * allocation bounds it).
+ * allocation bounds it). `sums`: the account's orders summed already (ReduceOnlySums), else walked.
  */
-export function reduceOnlyOpenLoss(account: LinearAccount): Fixed {
+export function reduceOnlyOpenLoss(account: LinearAccount, sums: ReduceOnlySums | null = null): Fixed {
+  if (sums !== null) return sums.crossLoss;
   if (account.liveReduceOnly === 0) return 0n;
   let loss = 0n;
-  for (const o of account.orders.values()) {
-    if (!isReduceOnlyResting(o) || o.request.marginMode !== 'cross') continue;
-    const mark = riskMark(o.market);
-    if (mark !== null) loss += openLossOf(o, mark);
-  }
+  for (const o of account.orders.values()) if (countsInReduceOnlySums(o)) loss += reduceOnlyLossOf(o);
   return loss;
 }
 
