@@ -46,8 +46,9 @@ import { closeBoundTicks, closingNotional, reduceOnlySums, type ReduceOnlySums }
 import type { LinearAccount } from '../../src/core/linear/account.ts';
 import type { LinearMarket } from '../../src/core/linear/market.ts';
 import type { LinearOrder, OrderRequest } from '../../src/core/linear/order.ts';
+import type { Position } from '../../src/core/linear/position.ts';
 import type { MarketSpec } from '../../src/core/markets.ts';
-import { fx, type Fixed } from '../../src/core/money.ts';
+import { fx, roundTo, type Fixed } from '../../src/core/money.ts';
 import type {
   FillRecord, MarginMode, OrderRecord, OrderStatus, OrderType, TimeInForce,
 } from '../../src/core/records.ts';
@@ -338,6 +339,14 @@ class Model implements MatchSink {
    * the model does not track): asked before a command, for the fill-or-kill and liquidity checks.
    */
   makerAdmits: (orderId: number) => boolean = () => true;
+  /**
+   * The fill-or-kill walk's money, the engine's figures (checks.ts fokFillableLots): whether a maker
+   * may fill once earlier fills of its owner took `spent` and left its isolated position `played`;
+   * what a fill takes from its owner; its isolated position after a fill (undefined: none to play).
+   */
+  makerAdmitsAfter: (orderId: number, spent: Fixed, played: Position | undefined) => boolean = () => true;
+  makerFillCost: (orderId: number, lots: number) => Fixed = () => 0n;
+  playMakerFill: (orderId: number, lots: number, played: Position | undefined) => Position | undefined = () => undefined;
   /** Resting orders the engine refused at the match in the current command (cancelled, not filled). */
   readonly refused = new Set<number>();
 
@@ -451,12 +460,15 @@ class Model implements MatchSink {
 
   /**
    * Lots a fill-or-kill taker would get: a walk of the naive book that applies the reduce-only
-   * upkeep each maker fill causes to that maker's other reduce-only orders.
+   * upkeep each maker fill causes to that maker's other reduce-only orders, and asks each maker
+   * with what its owner's earlier fills in the walk took (makerAdmitsAfter).
    */
   private fokFillable(acct: number, r: OrderRequest, lots: number, limitTicks: number): number {
     const makerSide = r.side === BUY ? SELL : BUY;
     const positions = new Map<string, number>();
     const remaining = new Map<number, number>();
+    const spent = new Map<number, Fixed>();
+    const played = new Map<number, Position>();
     let left = lots;
     let done = false;
     this.books.get(r.marketId)!.forEachResting((node) => {
@@ -465,11 +477,16 @@ class Model implements MatchSink {
       if (left === 0 || beyond) return void (done = true);
       if (node.owner === acct) return void (done = r.selfTradePrevention !== 'cancel_maker');
       if (!this.admitted(node)) return;
+      const spentBefore = spent.get(node.owner) ?? 0n;
+      if (!this.makerAdmitsAfter(node.id, spentBefore, played.get(node.owner))) return void this.hit('maker refused after its owner\'s earlier fills');
       const available = remaining.get(node.id) ?? node.remainingLots;
       const take = Math.min(available, left);
       if (take === 0) return;
       left -= take;
       remaining.set(node.id, available - take);
+      spent.set(node.owner, spentBefore + this.makerFillCost(node.id, take));
+      const next = this.playMakerFill(node.id, take, played.get(node.owner));
+      if (next !== undefined) played.set(node.owner, next);
       const maker = this.orders.get(node.id)!;
       const mode = maker.request.marginMode;
       const key = `${maker.acct}|${mode}`;
@@ -918,12 +935,36 @@ class Run {
       }
       return kept;
     };
-    this.model.makerAdmits = (id) => {
-      if (this.model.refused.has(id)) return false;
+    this.model.makerAdmits = (id) => this.model.makerAdmitsAfter(id, 0n, undefined);
+    const engineOrder = (id: number): LinearOrder | undefined => {
       const m = this.model.orders.get(id);
       const account = m === undefined ? undefined : this.ex.linear.findAccount(this.ex.accounts.find(ADDRESSES[m.acct]!)!.id);
-      const order = account?.orders.get(id);
-      return order === undefined || this.ex.linear.admits(order);
+      return account?.orders.get(id);
+    };
+    const isolatedOf = (order: LinearOrder): Position | undefined =>
+      order.request.marginMode === 'isolated' ? this.ex.linear.findAccount(order.owner)?.position(order.market, 'isolated') : undefined;
+    this.model.makerAdmitsAfter = (id, spent, played) => {
+      if (this.model.refused.has(id)) return false;
+      const order = engineOrder(id);
+      return order === undefined || this.ex.linear.admits(order, spent, order.request.marginMode === 'isolated' ? played : undefined);
+    };
+    // The engine's fillCost, plus the settlement unit a fill that reduces may lose to rounding (checks.ts CheckContext).
+    const unit = roundTo(1n, this.ex.linear.deps.settlementDecimals, 'ceil');
+    this.model.makerFillCost = (id, lots) => {
+      const order = engineOrder(id);
+      if (order === undefined) return 0n;
+      const size = this.ex.linear.findAccount(order.owner)?.position(order.market, order.request.marginMode)?.size ?? 0;
+      return this.ex.linear.fillCost(order, lots) + (size !== 0 && (size > 0) !== (order.side === BUY) ? unit : 0n);
+    };
+    this.model.playMakerFill = (id, lots, played) => {
+      const order = engineOrder(id);
+      const isolated = order === undefined ? undefined : isolatedOf(order);
+      if (order === undefined || isolated === undefined) return played;
+      const current = played ?? isolated;
+      if (current.size === 0 || (current.size > 0) === (order.side === BUY)) return played;
+      const next = played ?? isolated.scratchCopy();
+      this.ex.linear.playIsolatedFill(next, order, lots);
+      return next;
     };
     // A quote's levels are judged after the whole ladder ran, but each level's bound depends on the
     // engine state its check saw (earlier levels rest or fill first): taken at the check.
