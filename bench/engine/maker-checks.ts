@@ -8,7 +8,10 @@
  *   against the owner's equity), their owner also holding 200 reduce-only asks in each of
  *   `--ro-markets` ETH markets;
  * - `reducing`: 200 reduce-only asks that close their owner's long;
- * - `plain`: the opening case before the owner holds any reduce-only order (the floor).
+ * - `plain`: the opening case before the owner holds any reduce-only order (the floor);
+ * - `reducing` again once the owner holds the reduce-only asks elsewhere: a fill that shrinks a
+ *   position trims its reduce-only orders only when they no longer fit (engine.ts trimReduceOnly),
+ *   so those other orders are not walked.
  * Each case takes `--reps` takers; the figure is the median time of `Exchange.execute` for one.
  *
  * Run: node --import tsx bench/engine/maker-checks.ts [--makers 200 --ro-markets 4 --reps 9]
@@ -136,3 +139,4 @@ console.log(`plain: median ${opening().toFixed(2)} ms per taker`);
 console.log(`reducing (${MAKERS} reduce-only asks): median ${reducing().toFixed(2)} ms per taker`);
 const held = reduceOnlyElsewhere(RO_MARKETS);
 console.log(`opening, the owner holding ${held} reduce-only asks in ${RO_MARKETS} ETH markets: median ${opening().toFixed(2)} ms per taker`);
+console.log(`reducing, the owner also holding ${held} reduce-only asks in ${RO_MARKETS} ETH markets: median ${reducing().toFixed(2)} ms per taker`);

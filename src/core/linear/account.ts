@@ -115,6 +115,7 @@ export class LinearAccount {
   /** Drops a position record once it is flat and reported closed. */
   forgetPosition(p: Position): void {
     assert(p.size === 0, 'only a flat position can be forgotten');
+    assert(p.restingReduceOnlyLots === 0, 'a forgotten position has no resting reduce-only order');
     this.positions.delete(p.market.modeKeys[p.marginMode]);
     p.market.positions.delete(p);
   }

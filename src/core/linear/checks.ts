@@ -351,6 +351,8 @@ function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, lim
 function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number, stp: SelfTradePrevention, c: CheckContext): number {
   const makerSide = side === BUY ? SELL : BUY;
   const positions = new Map<string, number>();
+  /** The makers' positions' resting reduce-only lots, as the replayed fills and trims leave them. */
+  const reduceOnlyLots = new Map<string, number>();
   const remaining = new Map<LinearOrder, number>();
   const spent = new Map<number, Fixed>();
   const played = new Map<Position, Position>();
@@ -382,12 +384,17 @@ function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, 
     }
     if (account === undefined) return;
     const key = `${o.owner}|${mode}`;
-    const before = positions.get(key) ?? account.position(market, mode)?.size ?? 0;
+    const position = account.position(market, mode);
+    const before = positions.get(key) ?? position?.size ?? 0;
     const after = before + (o.side === BUY ? take : -take);
     positions.set(key, after);
+    let resting = reduceOnlyLots.get(key) ?? position?.restingReduceOnlyLots ?? 0;
+    if (o.request.reduceOnly) reduceOnlyLots.set(key, (resting -= take));
     const closedOrFlipped = after === 0 || (before !== 0 && Math.sign(after) !== Math.sign(before));
     if (!closedOrFlipped && Math.abs(after) >= Math.abs(before)) return;
     let room = closedOrFlipped ? 0 : Math.abs(after);
+    if (resting <= room) return; // they all still fit: the engine trims nothing (trimReduceOnly)
+    reduceOnlyLots.set(key, room);
     for (const x of account.orders.values()) {
       if (x.market !== market || x.request.marginMode !== mode || !x.request.reduceOnly || x.level === null) continue;
       const keep = Math.min(remaining.get(x) ?? x.remainingLots, room);

@@ -12,6 +12,7 @@
  * equal the sum of resting non-reduce-only orders, a user's perps balance never ends negative
  * (shortfalls are covered by the insurance fund in the same command), client ids are unique.
  */
+import { assert } from '../assert.ts';
 import { BUY, SELL, type BookOrder, type MakerCancel, type MatchSink } from '../book/order-book.ts';
 import { isRejection, reject, type Rejection } from '../errors.ts';
 import { CommandChanges } from '../command-changes.ts';
@@ -386,6 +387,23 @@ export class LinearEngine implements MatchSink {
     order.market.book.rest(order);
     order.status = 'open';
     if (!order.request.reduceOnly) this.reserve(order);
+    else this.countResting(order);
+  }
+
+  /**
+   * Keeps a reduce-only order's share of its position's restingReduceOnlyLots equal to what it has
+   * resting in the book (0 once it left). Called wherever a resting order changes: rest, fill, trim, end.
+   */
+  private countResting(order: LinearOrder): void {
+    if (!order.request.reduceOnly) return;
+    const lots = order.level === null ? 0 : order.remainingLots;
+    if (lots === order.countedReduceOnlyLots) return;
+    const position = order.countedIn ?? this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
+    assert(position !== undefined, `reduce-only order ${order.id} rests without a position`);
+    position.restingReduceOnlyLots += lots - order.countedReduceOnlyLots;
+    assert(position.restingReduceOnlyLots >= 0, `position ${position.id}: resting reduce-only lots below zero`);
+    order.countedReduceOnlyLots = lots;
+    order.countedIn = lots === 0 ? null : position;
   }
 
   /** A reduce-only order never exceeds the position it reduces. */
@@ -436,6 +454,7 @@ export class LinearEngine implements MatchSink {
     const account = this.account(order.owner);
     account.untrack(order);
     this.makerSums.refresh(order);
+    this.countResting(order);
     if (order.request.clientOrderId !== null) account.clientIds.release(order.request.clientOrderId, order.updatedAt);
     this.changes.orders.add(order);
   }
@@ -589,6 +608,7 @@ export class LinearEngine implements MatchSink {
     const now = this.deps.now();
     const notional = market.units.notional(priceTicks, lots);
     this.makerSums.refresh(maker); // the book took `lots` off it
+    this.countResting(maker);
     this.unreserve(maker, lots);
     maker.filledLots += lots;
     maker.filledNotional += notional;
@@ -893,9 +913,15 @@ export class LinearEngine implements MatchSink {
     }
   }
 
-  /** Resting reduce-only orders may not add up to more than the position they reduce. */
+  /**
+   * Resting reduce-only orders may not add up to more than the position they reduce. Kept in the
+   * order they were placed: the newest give way first. Only walks the account's orders when they
+   * no longer fit (restingReduceOnlyLots), so a taker lifting a position's own reduce-only orders
+   * (each fill shrinks both alike) never walks them.
+   */
   private trimReduceOnly(account: LinearAccount, position: Position): void {
     let room = Math.abs(position.size);
+    if (position.restingReduceOnlyLots <= room) return;
     for (const o of account.orders.values()) {
       if (o.market !== position.market || o.request.marginMode !== position.marginMode || !o.request.reduceOnly) continue;
       if (o.level === null || o === this.taker) continue;
@@ -903,6 +929,7 @@ export class LinearEngine implements MatchSink {
       else if (room > 0) {
         o.market.book.reduce(o.id, room);
         this.makerSums.refresh(o);
+        this.countResting(o);
         room = 0;
         this.changes.orders.add(o);
       } else this.cancelOrder(o, 'cancelled');
@@ -1232,8 +1259,18 @@ export class LinearEngine implements MatchSink {
     for (const account of this.accounts.values()) {
       errors.push(...marginAudit(account, recount));
       let reduceOnly = 0;
-      for (const o of account.orders.values()) if (o.request.reduceOnly && o.trigger === null) reduceOnly++;
+      const resting = new Map<Position, number>();
+      for (const o of account.orders.values()) {
+        if (!o.request.reduceOnly) continue;
+        if (o.trigger === null) reduceOnly++;
+        const p = account.position(o.market, o.request.marginMode);
+        if (o.level !== null && p !== undefined) resting.set(p, (resting.get(p) ?? 0) + o.remainingLots);
+      }
       if (reduceOnly !== account.liveReduceOnly) errors.push(`account ${account.id}: ${account.liveReduceOnly} live reduce-only orders counted, ${reduceOnly} held`);
+      for (const p of account.positions.values()) {
+        const held = resting.get(p) ?? 0;
+        if (held !== p.restingReduceOnlyLots) errors.push(`position ${p.id}: ${p.restingReduceOnlyLots} resting reduce-only lots counted, ${held} resting`);
+      }
     }
     return errors;
   }

@@ -8,6 +8,7 @@ import type { SelfTradePrevention, Side } from '../book/order-book.ts';
 import type { Fixed } from '../money.ts';
 import type { FillRecord, MarginMode, OrderStatus, OrderType, TimeInForce } from '../records.ts';
 import type { LinearMarket } from './market.ts';
+import type { Position } from './position.ts';
 
 /** An order request with every field parsed and defaulted (the gateway validated the wire form). */
 export interface OrderRequest {
@@ -63,6 +64,9 @@ export class LinearOrder extends BookOrder {
   exits: LinearOrder[] | null = null;
   /** Lots counted in the account's resting-order totals (0 when not resting or reduce-only). */
   reservedLots = 0;
+  /** For a reduce-only order: lots counted in its position's restingReduceOnlyLots, and that position. */
+  countedReduceOnlyLots = 0;
+  countedIn: Position | null = null;
   /** Fills this order took as the taker in the current command (its result); null after the command. */
   takerFills: FillRecord[] | null = null;
   readonly createdAt: number;

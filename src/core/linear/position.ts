@@ -33,6 +33,11 @@ export class Position {
   fundingIndex: Fixed = 0n;
   /** Funding received (positive) or paid (negative) over this position's life. */
   funding: Fixed = 0n;
+  /**
+   * Lots of this position's reduce-only orders resting in the book (engine.ts countResting). While
+   * they fit inside the position, a fill that shrinks it has nothing to trim. Audited (engine.audit).
+   */
+  restingReduceOnlyLots = 0;
   /** When the last liquidation chunk was sent (the partial-liquidation cooldown). */
   lastLiquidationAt = 0;
   updatedAt: number;
