@@ -1,9 +1,9 @@
 /**
  * What one taker costs when it lifts many makers of one account, each asked again at its fill
  * whether it may fill (engine.ts `admits`). The answer needs what the owner's resting reduce-only
- * orders would lose at the mark; the engine sums them once per account per check and per match
- * (linear/maker-sums.ts), so the cost grows with the makers lifted, not with makers × the owner's
- * orders. Three cases, each a fill-or-kill and an immediate-or-cancel taker in turn:
+ * orders would lose at the mark; each account keeps that sum (linear/reduce-only-losses.ts), so
+ * the cost grows with the makers lifted, not with makers × the owner's orders. Four cases, each a
+ * fill-or-kill and an immediate-or-cancel taker in turn:
  * - `opening`: 200 resting asks below the mark that open a short (so each fill's loss is checked
  *   against the owner's equity), their owner also holding 200 reduce-only asks in each of
  *   `--ro-markets` ETH markets;

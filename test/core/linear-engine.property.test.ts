@@ -41,8 +41,8 @@ import type { ExchangeEvent } from '../../src/core/events.ts';
 import { Exchange, type Outcome, type ResultOf } from '../../src/core/exchange.ts';
 import type { CancelFilter, PlaceResult, QuoteResult } from '../../src/core/linear/engine.ts';
 import { FUND_ACCOUNT } from '../../src/core/linear/lifecycle.ts';
-import type { MakerSums } from '../../src/core/linear/maker-sums.ts';
-import { closeBoundTicks, closingNotional, reduceOnlySums, type ReduceOnlySums } from '../../src/core/linear/margin.ts';
+import { closeBoundTicks, closingNotional, reduceOnlySums, reduceOnlySumsText } from '../../src/core/linear/margin.ts';
+import { ReduceOnlyLosses } from '../../src/core/linear/reduce-only-losses.ts';
 import type { LinearAccount } from '../../src/core/linear/account.ts';
 import type { LinearMarket } from '../../src/core/linear/market.ts';
 import type { LinearOrder, OrderRequest } from '../../src/core/linear/order.ts';
@@ -923,18 +923,7 @@ class Run {
       }
       cancelled(maker, why);
     };
-    // Every read of the makers' kept reduce-only sums (maker-sums.ts) equals a fresh walk of the
-    // account's orders: the engine reported every change it made inside the window.
-    const makerSums = (this.ex.linear as unknown as { makerSums: MakerSums }).makerSums;
-    const sumsOf = makerSums.sumsOf.bind(makerSums);
-    makerSums.sumsOf = (account) => {
-      const kept = sumsOf(account);
-      if (kept !== null) {
-        assert.equal(sumsText(kept), sumsText(reduceOnlySums(account)), `kept reduce-only sums of account ${account.id}`);
-        this.count('maker sums read in a window');
-      }
-      return kept;
-    };
+    countKeptSumsRead = () => this.count('kept reduce-only sums read');
     this.model.makerAdmits = (id) => this.model.makerAdmitsAfter(id, 0n, undefined);
     const engineOrder = (id: number): LinearOrder | undefined => {
       const m = this.model.orders.get(id);
@@ -1007,7 +996,7 @@ class Run {
     const fee = fees.fee(closingNotional(p, anchor), fees.rateFor(volumes.volume30d(account.id, this.time), 'taker'));
     // Profit counts only where it can be realised at the command's time (margin.ts Realisable).
     const realisable = (m: LinearMarket) => m.status === 'open' && this.ex.linear.markAt(m, this.time) !== null;
-    return closeBoundTicks(p, account, this.ex.linear.balance(account.id), fee, anchor, lots, null, null, realisable);
+    return closeBoundTicks(p, account, this.ex.linear.balance(account.id), fee, anchor, lots, null, realisable);
   }
 
   /**
@@ -1466,11 +1455,17 @@ function dump(ex: Exchange): string {
   return lines.join('\n');
 }
 
-/** Reduce-only sums as text, markets with nothing in them left out. */
-function sumsText(sums: ReduceOnlySums): string {
-  const markets = [...sums.byMarket].filter(([, own]) => own.lots !== 0 || own.loss !== 0n);
-  return [`loss ${sums.crossLoss}`, ...markets.map(([m, own]) => `${m.spec.id} ${own.lots} ${own.loss}`).sort()].join('; ');
-}
+// Every read of an account's kept reduce-only sums (reduce-only-losses.ts) equals a fresh walk of
+// its orders: the engine reported every change of a resting reduce-only order since the marks moved.
+let countKeptSumsRead = (): void => {};
+const keptSumsOf = ReduceOnlyLosses.prototype.sumsOf;
+ReduceOnlyLosses.prototype.sumsOf = function (this: ReduceOnlyLosses, account: LinearAccount) {
+  const walked = this.kept() === null; // the read walks the orders itself
+  const kept = keptSumsOf.call(this, account);
+  assert.equal(reduceOnlySumsText(kept), reduceOnlySumsText(reduceOnlySums(account)), `kept reduce-only sums of account ${account.id}`);
+  if (!walked) countKeptSumsRead();
+  return kept;
+};
 
 test(`linear engine matches the naive model after every command (seed ${SEED})`, () => {
   console.log(`linear-engine property: seed ${SEED}, ${NUM_RUNS} runs (replay with SEED=${SEED})`);

@@ -13,6 +13,7 @@ import type { OrderSums } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder } from './order.ts';
 import { Position } from './position.ts';
+import { ReduceOnlyLosses } from './reduce-only-losses.ts';
 
 /** Resting, non-reduce-only orders of one account in one market and mode. */
 export class OrderTotals {
@@ -86,9 +87,11 @@ export class LinearAccount {
   readonly clientIds = new ClientIds();
   /**
    * Live reduce-only orders not waiting for a trigger (TP/SL exits count once they fire): margin.ts
-   * reduceOnlyOpenLoss walks the account's orders only while some exist. Audited (engine.audit).
+   * reduceOnlyOpenLoss reads the kept sums only while some exist. Audited (engine.audit).
    */
   liveReduceOnly = 0;
+  /** What its resting cross reduce-only orders would lose at the marks, kept (reduce-only-losses.ts). */
+  readonly reduceOnlyLosses = new ReduceOnlyLosses();
   private nextPositionSerial = 1;
 
   constructor(

@@ -281,7 +281,7 @@ const NO_BOUND = -1;
 function reducingBound(r: OrderRequest, position: Position | undefined, c: CheckContext, mark: Fixed, lots: number): number {
   if (position === undefined || !reduces(position.size, r.side)) return NO_BOUND;
   const fee = c.fee(closingNotional(position, mark), c.feeRate('taker'));
-  return closeBoundTicks(position, c.account, c.balance, fee, mark, lots, null, null, c.realisable);
+  return closeBoundTicks(position, c.account, c.balance, fee, mark, lots, null, c.realisable);
 }
 
 /** Whether `ticks` is past the bound on the losing side: a sell below it, a buy above it. */

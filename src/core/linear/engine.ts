@@ -29,10 +29,9 @@ import { LinearAccount } from './account.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
-  accountRisk, adjustReduceOnlySums, closeBoundTicks, closingNotional, crossCashOf, crossPool, fillLossAt, isolatedInitial, marginAudit,
-  openLossAt, ownReduceOnlyLoss, reduceOnlyOpenLoss, reduces, modeKey, reduceOnlySums, riskMark, type Realisable, type ReduceOnlySums,
+  accountRisk, closeBoundTicks, closingNotional, crossCashOf, crossPool, fillLossAt, isolatedInitial, marginAudit, openLossAt,
+  ownReduceOnlyLoss, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText, reduces, modeKey, riskMark, type Realisable,
 } from './margin.ts';
-import { MakerSums } from './maker-sums.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
 import type { Position } from './position.ts';
@@ -117,8 +116,6 @@ export class LinearEngine implements MatchSink {
   private readonly pendingOpeningCharges = new PendingSums<Position>();
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: readonly FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
-  /** The makers' owners' reduce-only sums while one taker is checked or matches (admits; maker-sums.ts). */
-  private readonly makerSums = new MakerSums();
 
   private lastClientIdPrune = 0;
 
@@ -177,7 +174,7 @@ export class LinearEngine implements MatchSink {
     const market = this.markets.get(request.marketId);
     const evaluated = market === undefined
       ? { plan: null, rejection: reject('NOT_FOUND', `market ${request.marketId} not found`) }
-      : this.checked(() => evaluateOrder(market, request, this.checkContext(this.accounts.get(accountId) ?? this.detachedAccount(accountId), market, false)));
+      : evaluateOrder(market, request, this.checkContext(this.accounts.get(accountId) ?? this.detachedAccount(accountId), market, false));
     const { plan } = evaluated;
     const volume30d = this.deps.volumes.volume30d(accountId, this.deps.now());
     const feeRole = plan?.feeRole ?? (request.postOnly ? 'maker' : 'taker');
@@ -325,24 +322,9 @@ export class LinearEngine implements MatchSink {
     fillCost: (maker: LinearOrder, lots: number): Fixed => this.fillCost(maker, lots) + (this.reducesPosition(maker) ? this.unitsUp(1n) : 0n),
   };
 
-  /** The pre-trade checks of an order (checks.ts), in a window of the makers' sums. */
+  /** The pre-trade checks of an order (checks.ts). */
   private checkTaker(market: LinearMarket, r: OrderRequest, account: LinearAccount, triggered: boolean): OrderPlan | Rejection {
-    this.makerSums.begin();
-    try {
-      return checkOrder(market, r, this.checkContext(account, market, triggered));
-    } finally {
-      this.makerSums.end();
-    }
-  }
-
-  /** `f` (a preview's checks) in a window of the makers' sums. */
-  private checked<T>(f: () => T): T {
-    this.makerSums.begin();
-    try {
-      return f();
-    } finally {
-      this.makerSums.end();
-    }
+    return checkOrder(market, r, this.checkContext(account, market, triggered));
   }
 
   private checkContext(account: LinearAccount, market: LinearMarket, triggered: boolean): CheckContext {
@@ -363,14 +345,7 @@ export class LinearEngine implements MatchSink {
     const market = order.market;
     if (r.reduceOnly) this.clipReduceOnly(order);
     this.taker = order;
-    if (order.remainingLots > 0) {
-      this.makerSums.begin();
-      try {
-        market.book.match(order.side, limitTicks, order.remainingLots, order.owner, r.selfTradePrevention, this);
-      } finally {
-        this.makerSums.end();
-      }
-    }
+    if (order.remainingLots > 0) market.book.match(order.side, limitTicks, order.remainingLots, order.owner, r.selfTradePrevention, this);
     this.taker = null;
     this.postPending();
     const selfTradeStop = market.book.lastStopReason === 'self_trade';
@@ -392,13 +367,16 @@ export class LinearEngine implements MatchSink {
 
   /**
    * Keeps a reduce-only order's share of its position's restingReduceOnlyLots equal to what it has
-   * resting in the book (0 once it left). Called wherever a resting order changes: rest, fill, trim, end.
+   * resting in the book (0 once it left), and of its account's kept open loss (reduce-only-losses.ts).
+   * Called wherever a resting order changes: rest, fill, trim, end.
    */
   private countResting(order: LinearOrder): void {
     if (!order.request.reduceOnly) return;
     const lots = order.level === null ? 0 : order.remainingLots;
     if (lots === order.countedReduceOnlyLots) return;
-    const position = order.countedIn ?? this.accounts.get(order.owner)?.position(order.market, order.request.marginMode);
+    const account = this.accounts.get(order.owner);
+    account?.reduceOnlyLosses.changed(order);
+    const position = order.countedIn ?? account?.position(order.market, order.request.marginMode);
     assert(position !== undefined, `reduce-only order ${order.id} rests without a position`);
     position.restingReduceOnlyLots += lots - order.countedReduceOnlyLots;
     assert(position.restingReduceOnlyLots >= 0, `position ${position.id}: resting reduce-only lots below zero`);
@@ -453,7 +431,6 @@ export class LinearEngine implements MatchSink {
     order.market.untriggered.delete(order);
     const account = this.account(order.owner);
     account.untrack(order);
-    this.makerSums.refresh(order);
     this.countResting(order);
     if (order.request.clientOrderId !== null) account.clientIds.release(order.request.clientOrderId, order.updatedAt);
     this.changes.orders.add(order);
@@ -489,22 +466,20 @@ export class LinearEngine implements MatchSink {
     const account = this.accounts.get(maker.owner);
     if (account === undefined) return true;
     const p = played ?? account.position(maker.market, maker.request.marginMode);
-    const sums = this.makerSums.sumsOf(account);
-    return fillsWithin(maker, this.makerBound(maker, account, p, sums, spent)) && this.opensWithinEquity(maker, account, p, sums, spent);
+    return fillsWithin(maker, this.makerBound(maker, account, p, spent)) && this.opensWithinEquity(maker, account, p, spent);
   }
 
   /**
    * The bound of a resting order that reduces its owner's position (see admits), or null when it
    * has none (it does not reduce a position, or no mark). `p`: the owner's position in the order's
-   * market and mode. `sums`: the account's reduce-only orders summed once (the sweep), else
-   * closeBoundTicks walks them.
+   * market and mode.
    */
-  private makerBound(maker: LinearOrder, account: LinearAccount, p: Position | undefined, sums: ReduceOnlySums | null, spent: Fixed): number | null {
+  private makerBound(maker: LinearOrder, account: LinearAccount, p: Position | undefined, spent: Fixed): number | null {
     if (p === undefined || !reduces(p.size, maker.side)) return null;
     const mark = riskMark(maker.market);
     if (mark === null) return null;
     const fee = this.deps.fees.fee(closingNotional(p, mark), this.feeRate(maker.owner, 'taker'));
-    return closeBoundTicks(p, account, this.makerBalance(maker.owner) - spent, fee, mark, maker.remainingLots, maker, sums, this.realisable);
+    return closeBoundTicks(p, account, this.makerBalance(maker.owner) - spent, fee, mark, maker.remainingLots, maker, this.realisable);
   }
 
   /** Whether cross profit in `market` can be realised now (settleProfit's test; margin.ts Realisable). */
@@ -521,7 +496,7 @@ export class LinearEngine implements MatchSink {
    *   realisable profit hold it (settleOpeningCharges); what they cannot, the allocation goes
    *   without, which must still leave it the open loss and the fees.
    */
-  private opensWithinEquity(maker: LinearOrder, account: LinearAccount, p: Position | undefined, sums: ReduceOnlySums | null, spent: Fixed): boolean {
+  private opensWithinEquity(maker: LinearOrder, account: LinearAccount, p: Position | undefined, spent: Fixed): boolean {
     const mode = maker.request.marginMode;
     const flips = p !== undefined && reduces(p.size, maker.side);
     const opening = flips ? maker.remainingLots - Math.abs(p.size) : maker.remainingLots;
@@ -529,8 +504,8 @@ export class LinearEngine implements MatchSink {
     let cost = mode === 'cross' ? this.fillCost(maker, maker.remainingLots) : this.fillCost(maker, opening);
     if (mode === 'isolated' && flips) cost += this.makerFee(maker, maker.remainingLots - opening);
     if (cost === 0n && spent === 0n) return true; // at or better than the mark, no fee: nothing to cover
-    let reserved = reduceOnlyOpenLoss(account, sums);
-    if (flips && mode === 'cross') reserved -= ownReduceOnlyLoss(p, account, sums);
+    let reserved = reduceOnlyOpenLoss(account);
+    if (flips && mode === 'cross') reserved -= ownReduceOnlyLoss(p, account);
     const pool = crossPool(account, this.makerBalance(maker.owner), this.realisable);
     const equity = pool.equity - reserved - spent;
     if (mode === 'cross') return equity >= cost;
@@ -607,8 +582,7 @@ export class LinearEngine implements MatchSink {
     const market = taker.market;
     const now = this.deps.now();
     const notional = market.units.notional(priceTicks, lots);
-    this.makerSums.refresh(maker); // the book took `lots` off it
-    this.countResting(maker);
+    this.countResting(maker); // the book took `lots` off it
     this.unreserve(maker, lots);
     maker.filledLots += lots;
     maker.filledNotional += notional;
@@ -928,7 +902,6 @@ export class LinearEngine implements MatchSink {
       if (o.remainingLots <= room) room -= o.remainingLots;
       else if (room > 0) {
         o.market.book.reduce(o.id, room);
-        this.makerSums.refresh(o);
         this.countResting(o);
         room = 0;
         this.changes.orders.add(o);
@@ -1069,29 +1042,29 @@ export class LinearEngine implements MatchSink {
   cancelRefusedMakers(accountId: number): void {
     const account = this.accounts.get(accountId);
     if (account === undefined || account.orders.size === 0) return;
-    // Summed once, so the walk stays linear in the orders. Where the account holds no reduce-only
-    // order in the market (or the position is isolated), the orders on one side of a position
-    // share one bound (closeBoundTicks reads nothing of the order then), kept until a reduce-only
-    // cancel changes the sums.
-    const sums = reduceOnlySums(account);
+    // Where the account holds no reduce-only order in the market (or the position is isolated),
+    // the orders on one side of a position share one bound (closeBoundTicks reads nothing of the
+    // order then), kept until a reduce-only cancel changes the account's sums.
     const shared = new Map<string, number | null>();
     for (const o of [...account.orders.values()]) {
       if (o.level === null) continue;
-      const plain = o.request.marginMode === 'isolated' || (sums.byMarket.get(o.market)?.lots ?? 0) === 0;
+      const plain = o.request.marginMode === 'isolated' || account.liveReduceOnly === 0 ||
+        (account.reduceOnlyLosses.sumsOf(account).byMarket.get(o.market)?.lots ?? 0) === 0;
       const p = account.position(o.market, o.request.marginMode);
       const key = plain ? `${modeKey(o.market.spec.id, o.request.marginMode)}|${o.side}` : '';
       let bound = plain ? shared.get(key) : undefined;
       if (bound === undefined) {
-        bound = this.makerBound(o, account, p, sums, 0n);
+        bound = this.makerBound(o, account, p, 0n);
         if (plain) shared.set(key, bound);
       }
-      if (fillsWithin(o, bound) && this.opensWithinEquity(o, account, p, sums, 0n)) continue;
+      if (fillsWithin(o, bound) && this.opensWithinEquity(o, account, p, 0n)) continue;
       if (o.request.reduceOnly) shared.clear();
-      adjustReduceOnlySums(sums, o, -1);
       o.rejectReason = 'INSUFFICIENT_MARGIN';
       this.cancelOrder(o, 'cancelled');
     }
   }
+
+
 
   /** The accounts with orders resting in any of `markets`. */
   accountsRestingIn(markets: ReadonlySet<LinearMarket>): number[] {
@@ -1271,6 +1244,9 @@ export class LinearEngine implements MatchSink {
         const held = resting.get(p) ?? 0;
         if (held !== p.restingReduceOnlyLots) errors.push(`position ${p.id}: ${p.restingReduceOnlyLots} resting reduce-only lots counted, ${held} resting`);
       }
+      const kept = account.reduceOnlyLosses.kept();
+      const fresh = kept === null ? '' : reduceOnlySumsText(reduceOnlySums(account));
+      if (kept !== null && reduceOnlySumsText(kept) !== fresh) errors.push(`account ${account.id}: kept reduce-only sums ${reduceOnlySumsText(kept)} ≠ ${fresh}`);
     }
     return errors;
   }

@@ -258,16 +258,16 @@ export function closingNotional(p: Position, mark: Fixed): Fixed {
  */
 export function closeBoundTicks(
   p: Position, account: LinearAccount, balance: Fixed, fee: Fixed, mark: Fixed, newLots: number,
-  resting: LinearOrder | null = null, sums: ReduceOnlySums | null = null, realisable: Realisable | null = null,
+  resting: LinearOrder | null = null, realisable: Realisable | null = null,
 ): number {
-  let equity = equityBehind(p, account, balance, mark, sums, realisable);
+  let equity = equityBehind(p, account, balance, mark, realisable);
   let lots = Math.abs(p.size);
   if (p.marginMode === 'cross' && account.liveReduceOnly > 0) {
     // The position's own resting reduce-only orders: equityBehind kept their loss out along with the
     // other positions'. Those the new order leaves standing (trimmed to what remains of the position)
     // are taken as filled already, their loss and their lots; the rest will be trimmed away. Counting
     // them against the whole position as well would refuse a stop-loss that closes it all.
-    const own = sums === null ? ownReduceOnly(p, account, mark, resting) : ownFromSums(sums, p, mark, resting);
+    const own = ownReduceOnly(account.reduceOnlyLosses.sumsOf(account), p, mark, resting);
     const kept = Math.min(own.lots, Math.max(0, lots - newLots));
     if (kept === 0) equity += own.loss;
     else lots -= kept;
@@ -277,10 +277,9 @@ export function closeBoundTicks(
 }
 
 /**
- * The account's resting cross reduce-only orders summed once (their open loss at the marks, and
- * per market their lots and loss), for a walk that asks the bound of many of its orders in one
- * state: the sweep (engine.ts `cancelRefusedMakers`). Without it each bound walks every order of
- * the account twice, so a sweep over an account's orders was quadratic in them.
+ * The account's resting cross reduce-only orders summed: their open loss at the marks, and per
+ * market their lots and loss. Kept with the account (reduce-only-losses.ts); `reduceOnlySums`
+ * walks the orders afresh (the keeper's audit).
  */
 export interface ReduceOnlySums {
   crossLoss: Fixed;
@@ -290,15 +289,19 @@ export interface ReduceOnlySums {
 export function reduceOnlySums(account: LinearAccount): ReduceOnlySums {
   const sums: ReduceOnlySums = { crossLoss: 0n, byMarket: new Map() };
   if (account.liveReduceOnly === 0) return sums;
-  for (const o of account.orders.values()) adjustReduceOnlySums(sums, o, 1);
+  for (const o of account.orders.values()) addOrderToReduceOnlySums(sums, o);
   return sums;
 }
 
-/** Adds (`sign` 1) or takes out (-1, before it is cancelled) one order's share of the sums. */
-export function adjustReduceOnlySums(sums: ReduceOnlySums, o: LinearOrder, sign: 1 | -1): void {
-  if (!countsInReduceOnlySums(o)) return;
-  const loss = reduceOnlyLossOf(o);
-  addToReduceOnlySums(sums, o.market, sign * o.remainingLots, sign === 1 ? loss : -loss);
+/** The sums as text, markets with nothing in them left out (to compare two of them). */
+export function reduceOnlySumsText(sums: ReduceOnlySums): string {
+  const markets = [...sums.byMarket].filter(([, own]) => own.lots !== 0 || own.loss !== 0n);
+  return [`loss ${sums.crossLoss}`, ...markets.map(([m, own]) => `${m.spec.id} ${own.lots} ${own.loss}`).sort()].join('; ');
+}
+
+/** Adds one order's share of the sums. */
+function addOrderToReduceOnlySums(sums: ReduceOnlySums, o: LinearOrder): void {
+  if (countsInReduceOnlySums(o)) addToReduceOnlySums(sums, o.market, o.remainingLots, reduceOnlyLossOf(o));
 }
 
 /** Whether an order has a share in ReduceOnlySums: a resting cross reduce-only order. */
@@ -321,23 +324,16 @@ export function addToReduceOnlySums(sums: ReduceOnlySums, market: LinearMarket, 
   own.loss += loss;
 }
 
-/** ownReduceOnly read from the sums (`mark` is the market's risk mark, as the sums took it). */
-function ownFromSums(sums: ReduceOnlySums, p: Position, mark: Fixed, except: LinearOrder | null): { lots: number; loss: Fixed } {
-  const own = sums.byMarket.get(p.market) ?? { lots: 0, loss: 0n };
+const NO_REDUCE_ONLY = Object.freeze({ lots: 0, loss: 0n });
+
+/**
+ * Lots and open loss at `mark` (the market's risk mark, as the sums took it) of the resting
+ * reduce-only orders that reduce the cross position `p`, `except` one.
+ */
+function ownReduceOnly(sums: ReduceOnlySums, p: Position, mark: Fixed, except: LinearOrder | null): { lots: number; loss: Fixed } {
+  const own = sums.byMarket.get(p.market) ?? NO_REDUCE_ONLY;
   if (except === null || !countsInReduceOnlySums(except) || except.market !== p.market) return own;
   return { lots: own.lots - except.remainingLots, loss: own.loss - openLossOf(except, mark) };
-}
-
-/** Lots and open loss at `mark` of the resting reduce-only orders that reduce `p`, `except` one. */
-function ownReduceOnly(p: Position, account: LinearAccount, mark: Fixed, except: LinearOrder | null): { lots: number; loss: Fixed } {
-  let lots = 0;
-  let loss = 0n;
-  for (const o of account.orders.values()) {
-    if (o === except || !isReduceOnlyResting(o) || o.market !== p.market || o.request.marginMode !== p.marginMode) continue;
-    lots += o.remainingLots;
-    loss += openLossOf(o, mark);
-  }
-  return { lots, loss };
 }
 
 function isReduceOnlyResting(o: LinearOrder): boolean {
@@ -351,17 +347,17 @@ function isReduceOnlyResting(o: LinearOrder): boolean {
  * which that equity must keep.
  */
 export function equityBehind(
-  p: Position, account: LinearAccount, balance: Fixed, mark: Fixed, sums: ReduceOnlySums | null = null, realisable: Realisable | null = null,
+  p: Position, account: LinearAccount, balance: Fixed, mark: Fixed, realisable: Realisable | null = null,
 ): Fixed {
   if (p.marginMode === 'isolated') return p.isolatedMargin + p.unrealized(mark);
-  return crossPool(account, balance, realisable).equity - reduceOnlyOpenLoss(account, sums);
+  return crossPool(account, balance, realisable).equity - reduceOnlyOpenLoss(account);
 }
 
-/** The open loss at the risk mark of the resting reduce-only orders that reduce `p` (sums: the sweep's). */
-export function ownReduceOnlyLoss(p: Position, account: LinearAccount, sums: ReduceOnlySums | null): Fixed {
+/** The open loss at the risk mark of the resting reduce-only orders that reduce the cross position `p`. */
+export function ownReduceOnlyLoss(p: Position, account: LinearAccount): Fixed {
   const mark = riskMark(p.market);
   if (mark === null || account.liveReduceOnly === 0) return 0n;
-  return (sums === null ? ownReduceOnly(p, account, mark, null) : ownFromSums(sums, p, mark, null)).loss;
+  return ownReduceOnly(account.reduceOnlyLosses.sumsOf(account), p, mark, null).loss;
 }
 
 /** Whether an order on `side` reduces a position of `size` (signed lots). */
@@ -376,14 +372,10 @@ export function reduces(size: number, side: 0 | 1): boolean {
  * short of it and a fill there, an accomplice's, would be the fund's loss. Free collateral (so new
  * orders and withdrawals), isolated allocations and the bounds of other reducing orders keep it
  * (other resting orders reserve their open loss in the margin already; an isolated order's
- * allocation bounds it). `sums`: the account's orders summed already (ReduceOnlySums), else walked.
+ * allocation bounds it). Read from the sums kept with the account (reduce-only-losses.ts).
  */
-export function reduceOnlyOpenLoss(account: LinearAccount, sums: ReduceOnlySums | null = null): Fixed {
-  if (sums !== null) return sums.crossLoss;
-  if (account.liveReduceOnly === 0) return 0n;
-  let loss = 0n;
-  for (const o of account.orders.values()) if (countsInReduceOnlySums(o)) loss += reduceOnlyLossOf(o);
-  return loss;
+export function reduceOnlyOpenLoss(account: LinearAccount): Fixed {
+  return account.liveReduceOnly === 0 ? 0n : account.reduceOnlyLosses.sumsOf(account).crossLoss;
 }
 
 /** What a resting order would lose at `mark` if it filled. */
