@@ -131,6 +131,7 @@ export class LinearAccount {
     const c = this.countsOf(order.market);
     c.orders++;
     if (order.trigger !== null) c.triggers++;
+    else if (c.orders - c.triggers === 1) order.market.accountsWithOrders.add(this.id);
     if (order.request.reduceOnly && order.trigger === null) this.liveReduceOnly++;
   }
 
@@ -140,12 +141,15 @@ export class LinearAccount {
     const c = this.countsOf(order.market);
     c.orders--;
     if (order.trigger !== null) c.triggers--;
+    else if (c.orders === c.triggers) order.market.accountsWithOrders.delete(this.id);
     if (order.request.reduceOnly && order.trigger === null) this.liveReduceOnly--;
   }
 
   /** A conditional order fired: it is no longer counted as a trigger. */
   triggered(order: LinearOrder): void {
-    this.countsOf(order.market).triggers--;
+    const c = this.countsOf(order.market);
+    c.triggers--;
+    if (c.orders - c.triggers === 1) order.market.accountsWithOrders.add(this.id);
     if (order.request.reduceOnly) this.liveReduceOnly++;
   }
 

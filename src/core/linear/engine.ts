@@ -1066,23 +1066,6 @@ export class LinearEngine implements MatchSink {
 
 
 
-  /** The accounts with orders resting in any of `markets`. */
-  accountsRestingIn(markets: ReadonlySet<LinearMarket>): number[] {
-    const ids: number[] = [];
-    if (markets.size === 0) return ids;
-    for (const account of this.accounts.values()) {
-      if (account.orders.size === 0) continue;
-      for (const market of markets) {
-        const live = account.liveCounts(market);
-        if (live.orders > live.triggers) {
-          ids.push(account.id);
-          break;
-        }
-      }
-    }
-    return ids;
-  }
-
   /** Cancels (or expires) every live order of a market. */
   cancelMarketOrders(market: LinearMarket, status: 'cancelled' | 'expired'): void {
     for (const account of this.accounts.values()) {
@@ -1232,6 +1215,10 @@ export class LinearEngine implements MatchSink {
     for (const account of this.accounts.values()) {
       errors.push(...marginAudit(account, recount));
       let reduceOnly = 0;
+      for (const market of this.markets.values()) {
+        const live = account.liveCounts(market);
+        if ((live.orders > live.triggers) !== market.accountsWithOrders.has(account.id)) errors.push(`account ${account.id}: ${market.spec.id} accountsWithOrders disagrees with its ${live.orders - live.triggers} live orders`);
+      }
       const resting = new Map<Position, number>();
       for (const o of account.orders.values()) {
         if (!o.request.reduceOnly) continue;

@@ -164,14 +164,12 @@ export class LinearLifecycle {
    */
   checkLiquidations(underlying: string | null): void {
     const accounts = new Set<number>();
-    const moved = new Set<LinearMarket>();
     for (const market of this.engine.markets.values()) {
       if (market.mark === null || market.status !== 'open') continue;
       if (underlying !== null && market.spec.underlying !== underlying) continue;
-      moved.add(market);
       for (const p of market.positions) if (p.accountId !== FUND_ACCOUNT) accounts.add(p.accountId);
+      for (const id of market.accountsWithOrders) if (id !== FUND_ACCOUNT) accounts.add(id);
     }
-    for (const id of this.engine.accountsRestingIn(moved)) if (id !== FUND_ACCOUNT) accounts.add(id);
     for (const id of [...accounts].sort((a, b) => a - b)) this.checkAccount(id);
   }
 

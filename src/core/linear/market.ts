@@ -77,6 +77,8 @@ export class LinearMarket {
   readonly untriggered = new Set<LinearOrder>();
   /** Every non-flat position in this market (funding, liquidation checks and expiry walk it). */
   readonly positions = new Set<Position>();
+  /** Accounts with an order live in this market that is not waiting for a trigger (the sweep's; account.ts keeps it). */
+  readonly accountsWithOrders = new Set<number>();
   /** Cumulative funding per unit of size (perps), in USDC per unit of base. */
   fundingIndex: Fixed = 0n;
   /** Dated futures: the settlement price once positions were settled at expiry. */
