@@ -1,7 +1,8 @@
 /**
  * The linear engine: perpetuals and dated futures. It owns the markets, their books, and every
  * account's perp orders and positions; money moves only through the ledger (realised PnL against
- * the market's clearing account, fees to the fee account, shortfalls from the insurance fund).
+ * the market's clearing account, fees to the fee account, shortfalls from the insurance fund),
+ * posted by its cash side (cash.ts) after each execution.
  *
  * A command runs in three steps: checks (checks.ts; nothing changes on rejection), execution
  * (match against the book with this object as the book's MatchSink, then rest or cancel the
@@ -24,12 +25,12 @@ import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import { crossedLadder } from '../quote-ladder.ts';
-import { PendingSums, TouchedSet } from '../touched.ts';
 import { LinearAccount } from './account.ts';
+import { LinearCash } from './cash.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
-  accountRisk, closeBoundTicks, closingNotional, crossCashOf, crossPool, fillLossAt, isolatedInitial, marginAudit, openLossAt,
+  accountRisk, closeBoundTicks, closingNotional, crossPool, fillLossAt, isolatedInitial, marginAudit, openLossAt,
   ownReduceOnlyLoss, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText, reduces, modeKey, riskMark, type Realisable,
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
@@ -107,19 +108,24 @@ export class LinearEngine implements MatchSink {
       if (p.size === 0) this.accounts.get(p.accountId)?.forgetPosition(p);
     },
   });
-  /** Realised PnL and fees per account of the order being executed, posted as one ledger transaction each. */
-  private readonly pendingPnl = new PendingSums<number>();
-  private pendingPnlMarket: LinearMarket | null = null;
-  private readonly pendingFees = new PendingSums<number>();
-  private readonly pendingPositions = new TouchedSet<Position>();
-  /** What opening isolated positions took from the cross pool this command: initial margin and fees (settleOpeningCharges). */
-  private readonly pendingOpeningCharges = new PendingSums<Position>();
+  /** Realised PnL, fees and shortfalls of each execution, posted to the ledger (cash.ts). */
+  readonly cash: LinearCash;
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: readonly FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
 
   private lastClientIdPrune = 0;
 
-  constructor(readonly deps: LinearDeps) {}
+  constructor(readonly deps: LinearDeps) {
+    this.cash = new LinearCash({
+      ledger: deps.ledger,
+      settlementAsset: deps.settlementAsset,
+      settlementDecimals: deps.settlementDecimals,
+      now: () => deps.now(),
+      account: (id) => this.account(id),
+      markAt: (market, now) => this.markAt(market, now),
+      positionChanged: (p) => this.changes.positions.add(p),
+    });
+  }
 
   listMarket(spec: MarketSpec): LinearMarket {
     const market = new LinearMarket(spec);
@@ -319,7 +325,7 @@ export class LinearEngine implements MatchSink {
     // A fill that reduces the maker's position realises its PnL rounded down to the settlement
     // unit, so its equity may fall by up to one unit more than the fill's loss: counted here, so
     // the fill-or-kill walk never admits a maker the match then refuses.
-    fillCost: (maker: LinearOrder, lots: number): Fixed => this.fillCost(maker, lots) + (this.reducesPosition(maker) ? this.unitsUp(1n) : 0n),
+    fillCost: (maker: LinearOrder, lots: number): Fixed => this.fillCost(maker, lots) + (this.reducesPosition(maker) ? this.cash.unitsUp(1n) : 0n),
   };
 
   /** The pre-trade checks of an order (checks.ts). */
@@ -347,7 +353,7 @@ export class LinearEngine implements MatchSink {
     this.taker = order;
     if (order.remainingLots > 0) market.book.match(order.side, limitTicks, order.remainingLots, order.owner, r.selfTradePrevention, this);
     this.taker = null;
-    this.postPending();
+    this.cash.post('realized_pnl');
     const selfTradeStop = market.book.lastStopReason === 'self_trade';
     if (order.remainingLots === 0) this.end(order, 'filled');
     else if (r.type === 'limit' && r.timeInForce === 'gtc' && !selfTradeStop) this.rest(order);
@@ -567,7 +573,7 @@ export class LinearEngine implements MatchSink {
 
   /** A maker's perps cash with what this execution realised and charged but has not posted yet. */
   private makerBalance(owner: number): Fixed {
-    return this.balance(owner) + this.pendingPnl.sumOf(owner) - this.pendingFees.sumOf(owner);
+    return this.balance(owner) + this.cash.pendingOf(owner);
   }
 
   onMakerCancelled(makerNode: BookOrder, why: MakerCancel): void {
@@ -610,12 +616,12 @@ export class LinearEngine implements MatchSink {
     const signed = order.side === BUY ? lots : -lots;
     const bps = this.feeRate(order.owner, role);
     const fee = this.deps.fees.fee(notional, bps);
-    if (fee !== 0n) this.pendingFees.add(order.owner, fee);
+    if (fee !== 0n) this.cash.fee(order.owner, fee);
     // An isolated position pays the fees of fills that reduce it out of its own margin, before the
     // fill releases any of it (a full close releases it all), never out of the cross pool (which
     // has no position to liquidate if it went negative); a margin the fee exhausts is the fund's. A
     // fill that opens, adds to or flips it pays from the cross pool as far as the cross cash holds
-    // it (postPending), so it starts with its whole initial margin.
+    // it (cash.ts settleOpeningCharges), so it starts with its whole initial margin.
     let openingFee = 0n;
     if (mode === 'isolated' && fee !== 0n) {
       const isolated = this.account(order.owner).position(order.market, mode);
@@ -623,7 +629,7 @@ export class LinearEngine implements MatchSink {
       else if (fee > 0n) openingFee = fee;
     }
     const realized = this.movePosition(order.owner, order.market, mode, signed, priceTicks);
-    if (openingFee > 0n) this.pendingOpeningCharges.add(this.account(order.owner).position(order.market, mode)!, openingFee);
+    if (openingFee > 0n) this.cash.openingCharge(this.account(order.owner).position(order.market, mode)!, openingFee);
     this.deps.volumes.record(order.owner, notional, now);
     return {
       accountId: order.owner,
@@ -639,7 +645,7 @@ export class LinearEngine implements MatchSink {
 
   private chargeIsolated(p: Position, amount: Fixed): void {
     p.isolatedMargin -= amount;
-    if (p.isolatedMargin < 0n) this.coverIsolated(p);
+    if (p.isolatedMargin < 0n) this.cash.coverIsolated(p);
   }
 
   /**
@@ -659,115 +665,17 @@ export class LinearEngine implements MatchSink {
     market.openInterestLots += Math.max(0, position.size) - Math.max(0, before);
     const realized = effect.realized === 0n ? 0n : roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
     position.realizedPnl += realized;
-    if (realized !== 0n) {
-      this.pendingPnlMarket = market;
-      this.pendingPnl.add(accountId, realized);
-    }
+    if (realized !== 0n) this.cash.realized(accountId, market, realized);
     if (mode === 'isolated') {
       this.adjustIsolated(position, before, effect.closedLots, realized, Math.abs(signedLots) - effect.closedLots, priceTicks);
     }
-    this.pendingPositions.add(position);
+    this.cash.positionMoved(position);
     this.changes.positions.add(position);
     if (before === 0 && position.size !== 0) position.status = 'open'; // reopened within one command
     if (position.size === 0) this.positionClosed(account, position);
     else if (before !== 0 && Math.sign(position.size) !== Math.sign(before)) this.cancelReduceOnly(account, position);
     else if (Math.abs(position.size) < Math.abs(before)) this.trimReduceOnly(account, position);
     return realized;
-  }
-
-  /**
-   * Posts the realised PnL (against the market's clearing account) and the fees (to the fee
-   * account; rebates from it) of the order just executed, one ledger transaction each, then covers
-   * any shortfall it left. Called after every execution, so later checks in the same command see
-   * the balances.
-   */
-  postPending(type: 'realized_pnl' | 'settlement' = 'realized_pnl'): void {
-    const asset = this.deps.settlementAsset;
-    const at = this.deps.now();
-    const ledger = this.deps.ledger;
-    const pnl = this.pendingPnl;
-    if (pnl.size > 0) {
-      const market = this.pendingPnlMarket!;
-      const lines = [];
-      let clearing = 0n;
-      for (let i = 0; i < pnl.size; i++) {
-        lines.push({ account: this.account(pnl.keyAt(i)).perpsLedger, delta: pnl.sumAt(i) });
-        clearing -= pnl.sumAt(i);
-      }
-      lines.push({ account: this.clearingOf(market), delta: clearing });
-      ledger.post(type, lines, at, { ref: market.spec.id });
-      pnl.reset();
-    }
-    const fees = this.pendingFees;
-    if (fees.size > 0) {
-      const charged = [];
-      const rebated = [];
-      let charges = 0n;
-      let rebates = 0n;
-      for (let i = 0; i < fees.size; i++) {
-        const fee = fees.sumAt(i);
-        const line = { account: this.account(fees.keyAt(i)).perpsLedger, delta: -fee };
-        if (fee > 0n) {
-          charged.push(line);
-          charges += fee;
-        } else {
-          rebated.push(line);
-          rebates -= fee;
-        }
-      }
-      const feeAccount = systemAccount('fees', asset);
-      if (charged.length > 0) {
-        charged.push({ account: feeAccount, delta: charges });
-        ledger.post('trade_fee', charged, at);
-      }
-      if (rebated.length > 0) {
-        rebated.push({ account: feeAccount, delta: -rebates });
-        ledger.post('fee_rebate', rebated, at);
-      }
-      fees.reset();
-    }
-    this.settleOpeningCharges();
-    // coverShortfall may touch further positions: the loop reads the size afresh each time.
-    const shortfalls = this.pendingPositions;
-    for (let i = 0; i < shortfalls.size; i++) this.coverShortfall(shortfalls.at(i).accountId, shortfalls.at(i));
-    shortfalls.reset();
-  }
-
-  /**
-   * What opening isolated positions took from the cross pool in this command: the initial margin
-   * of the opened lots (now in the allocation) and the opening fees (now posted to the bucket). The
-   * margin gate admitted them against free collateral, which counts cross profit, and the cash may
-   * have left since a resting order was placed (a post-only order reserves no fee): where the cross
-   * cash (bucket − isolated allocations) is now short, cross profit is realised to pay it
-   * (settleProfit), and what that cannot pay comes back out of the new allocation. The cross pool
-   * never goes negative to fund an allocation, and the fund never pays for one.
-   */
-  private settleOpeningCharges(): void {
-    const charges = this.pendingOpeningCharges;
-    for (let i = 0; i < charges.size; i++) {
-      const p = charges.keyAt(i);
-      const account = this.account(p.accountId);
-      let cash = this.crossCash(account);
-      if (cash >= 0n) continue;
-      cash += this.settleProfit(account, this.unitsUp(-cash), this.deps.now());
-      if (cash >= 0n) continue;
-      p.isolatedMargin -= charges.sumAt(i) < -cash ? charges.sumAt(i) : -cash;
-      if (p.isolatedMargin < 0n) this.coverIsolated(p);
-    }
-    charges.reset();
-  }
-
-  /** The market's clearing account: the counterparty of every realised PnL and settlement. */
-  private clearingOf(market: LinearMarket) {
-    return (market.clearingLedger ??= systemAccount(`clearing:${market.spec.id}`, this.deps.settlementAsset));
-  }
-
-  /**
-   * The account's cross cash: its perps bucket less the isolated allocations inside it. Exact to 18
-   * digits (allocations are); never negative at the end of a command (coverShortfall).
-   */
-  private crossCash(account: LinearAccount): Fixed {
-    return crossCashOf(account, this.deps.ledger.balance(account.perpsLedger));
   }
 
   /**
@@ -780,95 +688,14 @@ export class LinearEngine implements MatchSink {
     if (closedLots > 0) {
       p.releaseClosedShare(before, closedLots, realized);
       // A loss beyond the whole allocation is the insurance fund's, never the cross pool's.
-      if (p.isolatedMargin < 0n) this.coverIsolated(p);
+      if (p.isolatedMargin < 0n) this.cash.coverIsolated(p);
     }
     if (openedLots > 0) {
       const price = p.market.units.price(priceTicks);
       const initial = isolatedInitial(p.market, openedLots, price) + openLossAtMark(p, openedLots, price);
       p.isolatedMargin += initial;
-      this.pendingOpeningCharges.add(p, initial);
+      this.cash.openingCharge(p, initial);
     }
-  }
-
-  /**
-   * A loss larger than the collateral behind it is paid by the insurance fund now, so no user
-   * bucket ends a command negative (liquidation, issue 4, keeps this rare). An isolated position's
-   * collateral is its allocation; a cross position's is the cross cash, the bucket less every
-   * allocation in it, so a cross loss never draws on isolated margin even while the bucket itself
-   * stays positive. Cross cash below zero is not yet a deficit while the account's cross positions
-   * carry unrealised profit: that profit is realised first (settleProfit), and the fund pays only
-   * what it cannot cover, in whole units rounded up (the cross cash ends at or just above zero).
-   */
-  private coverShortfall(accountId: number, position: Position): void {
-    if (accountId === FUND_ACCOUNT) return; // the fund's own balance is what pays shortfalls
-    const asset = this.deps.settlementAsset;
-    const at = this.deps.now();
-    const insurance = systemAccount('insurance', asset);
-    const account = this.account(accountId);
-    const user = account.perpsLedger;
-    if (position.marginMode === 'isolated' && position.isolatedMargin < 0n) this.coverIsolated(position);
-    let cash = this.crossCash(account);
-    if (cash < 0n) cash += this.settleProfit(account, this.unitsUp(-cash), at);
-    if (cash < 0n) this.deps.ledger.move('insurance_fund', insurance, user, this.unitsUp(-cash), at, { ref: 'shortfall' });
-  }
-
-  /**
-   * Realises up to `gap` of the unrealised profit of the account's cross positions at their marks,
-   * into its perps cash against each market's clearing account (the counterparties' open losses,
-   * which they pay when they close), and returns what it realised. The position keeps its size; its
-   * cost basis takes the realised amount, so its entry price moves by it and its equity does not
-   * change. Whole units of the settlement asset, rounded down (money paid out rounds down). Only at
-   * a fresh mark of an open market: profit at a stale mark (the index down, an expired future not
-   * yet settled) may no longer exist, and once realised it is cash that can leave.
-   */
-  private settleProfit(account: LinearAccount, gap: Fixed, at: number): Fixed {
-    let settled = 0n;
-    for (const p of account.positions.values()) {
-      if (settled === gap) break;
-      if (p.marginMode !== 'cross' || p.size === 0 || p.market.status !== 'open') continue;
-      const mark = this.markAt(p.market, at);
-      if (mark === null) continue;
-      const profit = this.unitsDown(p.unrealized(mark));
-      const take = profit < gap - settled ? profit : gap - settled;
-      if (take <= 0n) continue;
-      p.cost += take;
-      p.cachedVersion = -1;
-      p.realizedPnl += take;
-      p.updatedAt = at;
-      this.changes.positions.add(p);
-      this.deps.ledger.move('realized_pnl', this.clearingOf(p.market), account.perpsLedger, take, at, { ref: `pnl_settlement:${p.market.spec.id}` });
-      settled += take;
-    }
-    return settled;
-  }
-
-  /**
-   * The insurance fund pays an isolated position's negative margin into its owner's bucket, in whole
-   * units rounded up; the sub-unit rest stays in the allocation, so no part of the isolated deficit
-   * falls on the cross cash.
-   */
-  private coverIsolated(position: Position): void {
-    const asset = this.deps.settlementAsset;
-    const gap = this.unitsUp(-position.isolatedMargin);
-    position.isolatedMargin += gap;
-    const insurance = systemAccount('insurance', asset);
-    const user = this.account(position.accountId).perpsLedger;
-    const ref = `shortfall:${position.market.spec.id}`;
-    this.deps.ledger.move('insurance_fund', insurance, user, gap, this.deps.now(), { ref });
-  }
-
-  /**
-   * An isolated allocation is exact to 18 digits; what the fund pays into a bucket is whole units
-   * of the settlement asset, rounded down (money given rounds down; the bucket stays >= 0 because
-   * it is in whole units and holds at least the allocation).
-   */
-  private unitsDown(amount: Fixed): Fixed {
-    return roundTo(amount, this.deps.settlementDecimals, 'floor');
-  }
-
-  /** A cross deficit, exact to 18 digits, as the whole units that make it good (rounded up). */
-  private unitsUp(amount: Fixed): Fixed {
-    return roundTo(amount, this.deps.settlementDecimals, 'ceil');
   }
 
   private positionClosed(account: LinearAccount, position: Position): void {
@@ -1013,12 +840,12 @@ export class LinearEngine implements MatchSink {
       lines.push({ account: this.account(position.accountId).perpsLedger, delta: amount });
       residue -= amount;
       this.changes.positions.add(position);
-      this.pendingPositions.add(position);
+      this.cash.positionMoved(position);
     }
     // The rounding residue (payers round up, receivers down) goes to the insurance fund.
     lines.push({ account: systemAccount('insurance', this.deps.settlementAsset), delta: residue });
     this.deps.ledger.post('funding', lines, at, { ref: market.spec.id });
-    this.postPending();
+    this.cash.post('realized_pnl');
   }
 
   /** Cancels an account's live orders, all of them or those of one market and mode. */
@@ -1101,28 +928,6 @@ export class LinearEngine implements MatchSink {
     return order;
   }
 
-  /**
-   * Charges a liquidation fee the lifecycle capped by the equity behind the position. An isolated
-   * fee comes out of the allocation; a cross fee out of the cross collateral, realising profit of
-   * the account's other cross positions where the cash is short (settleProfit). What neither
-   * covers (at most a rounding unit per position) is not charged.
-   */
-  chargeLiquidationFee(p: Position, amount: Fixed): void {
-    const asset = this.deps.settlementAsset;
-    const account = this.account(p.accountId);
-    const at = this.deps.now();
-    let charged = amount;
-    if (p.marginMode === 'isolated') {
-      p.isolatedMargin -= amount;
-    } else {
-      let cash = this.crossCash(account);
-      if (cash < amount) cash += this.settleProfit(account, this.unitsUp(amount - (cash > 0n ? cash : 0n)), at);
-      if (cash < charged) charged = cash > 0n ? cash : 0n;
-    }
-    if (charged === 0n) return;
-    this.deps.ledger.move('liquidation', account.perpsLedger, systemAccount('insurance', asset), charged, at, { ref: p.market.spec.id });
-  }
-
   /** Moves `lots` of position `p` to another account at `priceTicks` outside the book (backstop). */
   transferPosition(p: Position, toAccountId: number, toMode: MarginMode, lots: number, priceTicks: number, kind: string): void {
     const signed = p.size > 0 ? -lots : lots;
@@ -1131,7 +936,7 @@ export class LinearEngine implements MatchSink {
     const toRealized = this.movePosition(toAccountId, p.market, toMode, -signed, priceTicks);
     this.directFill(p.market, priceTicks, lots, { accountId: fromAccount, side: signed > 0 ? BUY : SELL, mode: p.marginMode, realized },
       { accountId: toAccountId, mode: toMode, realized: toRealized }, kind);
-    this.postPending();
+    this.cash.post('realized_pnl');
   }
 
   /** Auto-deleveraging: `p` and the opposite position `q` both shrink by `lots` at `priceTicks`. */
@@ -1141,7 +946,7 @@ export class LinearEngine implements MatchSink {
     const qRealized = this.movePosition(q.accountId, q.market, q.marginMode, -signed, priceTicks);
     this.directFill(p.market, priceTicks, lots, { accountId: p.accountId, side: signed > 0 ? BUY : SELL, mode: p.marginMode, realized },
       { accountId: q.accountId, mode: q.marginMode, realized: qRealized }, 'adl');
-    this.postPending();
+    this.cash.post('realized_pnl');
   }
 
   /** Closes every position of an expired market at the settlement price (ledger type settlement). */
@@ -1150,7 +955,7 @@ export class LinearEngine implements MatchSink {
       if (p.size === 0) continue;
       this.movePosition(p.accountId, market, p.marginMode, -p.size, priceTicks);
     }
-    this.postPending('settlement');
+    this.cash.post('settlement');
   }
 
   /** Emits the fill of a trade the venue made outside the book (no fees; order id 0). */
@@ -1204,7 +1009,7 @@ export class LinearEngine implements MatchSink {
         const r = this.risk(accountId);
         const cash = r.balance - r.isolatedAllocated;
         const free = r.free < cash ? r.free : cash; // free keeps resting reduce-only orders' open loss
-        return free > 0n ? this.unitsDown(free) : 0n; // what may leave is whole units of the asset
+        return free > 0n ? this.cash.unitsDown(free) : 0n; // what may leave is whole units of the asset
       },
     };
   }

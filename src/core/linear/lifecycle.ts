@@ -266,7 +266,7 @@ export class LinearLifecycle {
     const unit = 10n ** BigInt(18 - this.deps.settlementDecimals);
     const fee = divRound(filledNotional * BigInt(this.settings.liquidation.feeBps), 10_000n * unit, 'ceil') * unit;
     const charged = fee < payable ? fee : payable - (payable % unit);
-    if (charged > 0n) this.engine.chargeLiquidationFee(p, charged);
+    if (charged > 0n) this.engine.cash.chargeLiquidationFee(p, charged);
   }
 
   /**
