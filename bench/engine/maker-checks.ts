@@ -1,6 +1,6 @@
 /**
  * What one taker costs when it lifts many makers of one account, each asked again at its fill
- * whether it may fill (engine.ts `admits`). The answer needs what the owner's resting reduce-only
+ * whether it may fill (linear/maker-checks.ts `admits`). The answer needs what the owner's resting reduce-only
  * orders would lose at the mark; each account keeps that sum (linear/reduce-only-losses.ts), so
  * the cost grows with the makers lifted, not with makers × the owner's orders. Four cases, each a
  * fill-or-kill and an immediate-or-cancel taker in turn:

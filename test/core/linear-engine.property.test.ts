@@ -935,15 +935,15 @@ class Run {
     this.model.makerAdmitsAfter = (id, spent, played) => {
       if (this.model.refused.has(id)) return false;
       const order = engineOrder(id);
-      return order === undefined || this.ex.linear.admits(order, spent, order.request.marginMode === 'isolated' ? played : undefined);
+      return order === undefined || this.ex.linear.makers.admits(order, spent, order.request.marginMode === 'isolated' ? played : undefined);
     };
-    // The engine's fillCost, plus the settlement unit a fill that reduces may lose to rounding (checks.ts CheckContext).
+    // The engine's fillCost, plus the settlement unit a fill that reduces may lose to rounding (maker-checks.ts predictedCost).
     const unit = roundTo(1n, this.ex.linear.deps.settlementDecimals, 'ceil');
     this.model.makerFillCost = (id, lots) => {
       const order = engineOrder(id);
       if (order === undefined) return 0n;
       const size = this.ex.linear.findAccount(order.owner)?.position(order.market, order.request.marginMode)?.size ?? 0;
-      return this.ex.linear.fillCost(order, lots) + (size !== 0 && (size > 0) !== (order.side === BUY) ? unit : 0n);
+      return this.ex.linear.makers.fillCost(order, lots) + (size !== 0 && (size > 0) !== (order.side === BUY) ? unit : 0n);
     };
     this.model.playMakerFill = (id, lots, played) => {
       const order = engineOrder(id);
@@ -952,7 +952,7 @@ class Run {
       const current = played ?? isolated;
       if (current.size === 0 || (current.size > 0) === (order.side === BUY)) return played;
       const next = played ?? isolated.scratchCopy();
-      this.ex.linear.playIsolatedFill(next, order, lots);
+      this.ex.linear.makers.playIsolatedFill(next, order, lots);
       return next;
     };
     // A quote's levels are judged after the whole ladder ran, but each level's bound depends on the
@@ -1001,14 +1001,14 @@ class Run {
 
   /**
    * A maker refused at the match either reduces its owner's position (its bound: the model's
-   * `bound`) or opens at a cost a fill would take from the owner's equity (engine.ts admits): never
+   * `bound`) or opens at a cost a fill would take from the owner's equity (maker-checks.ts admits): never
    * one at or better than the mark with no fee to pay.
    */
   private checkRefused(maker: LinearOrder): void {
     const p = this.ex.linear.findAccount(maker.owner)?.position(maker.market, maker.request.marginMode);
     const size = p?.size ?? 0;
     if (size !== 0 && (size > 0) !== (maker.side === BUY)) return this.count('maker refused at its bankruptcy bound');
-    assert.ok(this.ex.linear.fillCost(maker, maker.remainingLots) > 0n, `refused opening maker ${maker.id} costs nothing to fill`);
+    assert.ok(this.ex.linear.makers.fillCost(maker, maker.remainingLots) > 0n, `refused opening maker ${maker.id} costs nothing to fill`);
     this.count('opening maker refused at the match');
   }
 

@@ -66,9 +66,9 @@ export interface CheckContext {
    * isolated position as `played` (fill-or-kill walk; undefined: the position as it is).
    */
   admitsAfter(maker: LinearOrder, spent: Fixed, played: Position | undefined): boolean;
-  /** Applies a maker fill that reduces an isolated position to a scratch copy of it (engine playIsolatedFill). */
+  /** Applies a maker fill that reduces an isolated position to a scratch copy of it (maker-checks.ts playIsolatedFill). */
   playIsolatedFill(scratch: Position, maker: LinearOrder, lots: number): void;
-  /** At least what filling `lots` of a resting order takes from its owner's equity (engine fillCost). */
+  /** At least what filling `lots` of a resting order takes from its owner's equity (maker-checks.ts predictedCost). */
   fillCost(maker: LinearOrder, lots: number): Fixed;
 }
 
@@ -344,7 +344,7 @@ function checkLiquidity(market: LinearMarket, r: OrderRequest, lots: number, lim
  * the same maker may be gone before the taker reaches it. This walk replays that upkeep on scratch
  * copies of the makers' positions and reduce-only sizes: an accepted FOK order never ends part-filled.
  * Each fill also takes its cost from its maker's equity, which bounds that maker's later orders
- * (engine.ts admits): the walk asks them with what the earlier ones spent, and with what the
+ * (maker-checks.ts admits): the walk asks them with what the earlier ones spent, and with what the
  * earlier fills of an isolated position left of it (its fee from the allocation, the closed share
  * given back).
  */

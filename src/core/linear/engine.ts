@@ -27,11 +27,12 @@ import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import { crossedLadder } from '../quote-ladder.ts';
 import { LinearAccount } from './account.ts';
 import { LinearCash } from './cash.ts';
+import { fillsWithin, MakerChecks, reducedOnly } from './maker-checks.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
-  accountRisk, closeBoundTicks, closingNotional, crossPool, fillLossAt, isolatedInitial, marginAudit, openLossAt,
-  ownReduceOnlyLoss, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText, reduces, modeKey, riskMark, type Realisable,
+  accountRisk, isolatedInitial, marginAudit, modeKey, openLossAt, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText,
+  reduces, riskMark,
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
@@ -110,6 +111,8 @@ export class LinearEngine implements MatchSink {
   });
   /** Realised PnL, fees and shortfalls of each execution, posted to the ledger (cash.ts). */
   readonly cash: LinearCash;
+  /** Whether a resting order may still fill without its owner going bankrupt (maker-checks.ts). */
+  readonly makers: MakerChecks;
   /** Results of this command's placements, completed from the snapshots `flush` takes. */
   private readonly pendingResults: { result: { order: OrderRecord; fills: readonly FillRecord[]; position: PositionRecord | null }; order: LinearOrder }[] = [];
 
@@ -124,6 +127,15 @@ export class LinearEngine implements MatchSink {
       account: (id) => this.account(id),
       markAt: (market, now) => this.markAt(market, now),
       positionChanged: (p) => this.changes.positions.add(p),
+    });
+    this.makers = new MakerChecks({
+      fees: deps.fees,
+      volumes: deps.volumes,
+      settlementDecimals: deps.settlementDecimals,
+      now: () => deps.now(),
+      findAccount: (id) => this.accounts.get(id),
+      cashOf: (id) => this.balance(id) + this.cash.pendingOf(id),
+      markAt: (market, now) => this.markAt(market, now),
     });
   }
 
@@ -318,14 +330,11 @@ export class LinearEngine implements MatchSink {
     accountOf(id: number): LinearAccount | undefined {
       return this.engine.findAccount(id);
     },
-    admits: (maker: BookOrder): boolean => this.admits(maker),
-    realisable: (market: LinearMarket): boolean => this.realisable(market),
-    admitsAfter: (maker: LinearOrder, spent: Fixed, played: Position | undefined): boolean => this.admits(maker, spent, played),
-    playIsolatedFill: (scratch: Position, maker: LinearOrder, lots: number): void => this.playIsolatedFill(scratch, maker, lots),
-    // A fill that reduces the maker's position realises its PnL rounded down to the settlement
-    // unit, so its equity may fall by up to one unit more than the fill's loss: counted here, so
-    // the fill-or-kill walk never admits a maker the match then refuses.
-    fillCost: (maker: LinearOrder, lots: number): Fixed => this.fillCost(maker, lots) + (this.reducesPosition(maker) ? this.cash.unitsUp(1n) : 0n),
+    admits: (maker: BookOrder): boolean => this.makers.admits(maker as LinearOrder),
+    realisable: (market: LinearMarket): boolean => this.makers.realisable(market),
+    admitsAfter: (maker: LinearOrder, spent: Fixed, played: Position | undefined): boolean => this.makers.admits(maker, spent, played),
+    playIsolatedFill: (scratch: Position, maker: LinearOrder, lots: number): void => this.makers.playIsolatedFill(scratch, maker, lots),
+    fillCost: (maker: LinearOrder, lots: number): Fixed => this.makers.predictedCost(maker, lots),
   };
 
   /** The pre-trade checks of an order (checks.ts). */
@@ -450,130 +459,9 @@ export class LinearEngine implements MatchSink {
 
   // ---- fills (MatchSink) ----
 
-  /**
-   * Whether a resting order may fill at its price now, without its owner going bankrupt on the
-   * fill: the insurance fund would pay the loss and the taker would keep it. The margin gate
-   * reserved for the order when it was placed, but funding, fees, marks and the owner's other
-   * orders and positions have moved since. Two bounds, both at the fill's price:
-   * - an order that reduces a position stays within the position's bankruptcy price (makerBound);
-   * - an order that opens (or flips) must leave the cross equity, less what the account's resting
-   *   reduce-only orders would lose, at or above zero after what its fill takes from the cross
-   *   pool: its loss at the mark and its fee, and for an isolated order the new allocation
-   *   (opensWithinEquity).
-   * A refused order is cancelled instead (INSUFFICIENT_MARGIN). Asked before each maker fill and,
-   * with no fill made yet, by the checks that predict a match (fill-or-kill, liquidity, the sweep
-   * estimate); `spent` is what the prediction's earlier fills of the same owner took from its
-   * equity (fillCost), and `played` its isolated position after them (playIsolatedFill). The
-   * balance read includes the realised PnL and fees this execution has not posted yet, so it
-   * matches the positions.
-   */
-  admits(makerNode: BookOrder, spent: Fixed = 0n, played: Position | undefined = undefined): boolean {
-    const maker = makerNode as LinearOrder;
-    const account = this.accounts.get(maker.owner);
-    if (account === undefined) return true;
-    const p = played ?? account.position(maker.market, maker.request.marginMode);
-    return fillsWithin(maker, this.makerBound(maker, account, p, spent)) && this.opensWithinEquity(maker, account, p, spent);
-  }
-
-  /**
-   * The bound of a resting order that reduces its owner's position (see admits), or null when it
-   * has none (it does not reduce a position, or no mark). `p`: the owner's position in the order's
-   * market and mode.
-   */
-  private makerBound(maker: LinearOrder, account: LinearAccount, p: Position | undefined, spent: Fixed): number | null {
-    if (p === undefined || !reduces(p.size, maker.side)) return null;
-    const mark = riskMark(maker.market);
-    if (mark === null) return null;
-    const fee = this.deps.fees.fee(closingNotional(p, mark), this.feeRate(maker.owner, 'taker'));
-    return closeBoundTicks(p, account, this.makerBalance(maker.owner) - spent, fee, mark, maker.remainingLots, maker, this.realisable);
-  }
-
-  /** Whether cross profit in `market` can be realised now (settleProfit's test; margin.ts Realisable). */
-  readonly realisable: Realisable = (market) => market.status === 'open' && this.markAt(market, this.deps.now()) !== null;
-
-  /**
-   * Whether the lots of a resting order that open a position (all of it, or what exceeds the
-   * position it reduces) can fill at its price without leaving its owner bankrupt. The cross
-   * equity (profit only where realisable), less the open loss its resting reduce-only orders keep
-   * (a flip's own position's are left out: its fill cancels them) and `spent`, must pay:
-   * - for a cross order, the fill's loss at the mark and its fee (fillCost);
-   * - for an isolated one, what the fill moves from the cross pool into the new allocation: its
-   *   initial margin, open loss and fee (and a flip's closing fee), as far as the cross cash and
-   *   realisable profit hold it (settleOpeningCharges); what they cannot, the allocation goes
-   *   without, which must still leave it the open loss and the fees.
-   */
-  private opensWithinEquity(maker: LinearOrder, account: LinearAccount, p: Position | undefined, spent: Fixed): boolean {
-    const mode = maker.request.marginMode;
-    const flips = p !== undefined && reduces(p.size, maker.side);
-    const opening = flips ? maker.remainingLots - Math.abs(p.size) : maker.remainingLots;
-    if (opening <= 0) return true;
-    let cost = mode === 'cross' ? this.fillCost(maker, maker.remainingLots) : this.fillCost(maker, opening);
-    if (mode === 'isolated' && flips) cost += this.makerFee(maker, maker.remainingLots - opening);
-    if (cost === 0n && spent === 0n) return true; // at or better than the mark, no fee: nothing to cover
-    let reserved = reduceOnlyOpenLoss(account);
-    if (flips && mode === 'cross') reserved -= ownReduceOnlyLoss(p, account);
-    const pool = crossPool(account, this.makerBalance(maker.owner), this.realisable);
-    const equity = pool.equity - reserved - spent;
-    if (mode === 'cross') return equity >= cost;
-    const available = pool.available - spent;
-    const moved = cost < available ? cost : available;
-    const margin = isolatedInitial(maker.market, opening, maker.market.units.price(maker.priceTicks));
-    return moved <= equity && moved >= cost - margin;
-  }
-
-  /**
-   * What filling `lots` of a resting order takes from its owner's cross pool: for a cross order,
-   * their loss at the risk mark and the maker fee; for an isolated one, which opens (or adds to) its
-   * position with them, the allocation the cross pool funds (their initial margin at the price and
-   * their open loss at the mark, adjustIsolated) and the fee. A rebate counts as nothing. 0 without
-   * a mark (no order that adds risk trades then).
-   */
-  fillCost(maker: LinearOrder, lots: number): Fixed {
-    const mark = riskMark(maker.market);
-    if (mark === null) return 0n;
-    const fee = this.makerFee(maker, lots);
-    if (maker.request.marginMode === 'cross') return fillLossAt(maker, lots, mark) + fee;
-    const market = maker.market;
-    const price = market.units.price(maker.priceTicks);
-    return isolatedInitial(market, lots, price) + openLossAt(market, maker.side === BUY, price, lots, mark) + fee;
-  }
-
-  /**
-   * Plays a maker fill that reduces an isolated position forward on a scratch copy of it
-   * (Position.scratchCopy), as the match would apply it: the fee out of the allocation (settleSide),
-   * the fill (movePosition, its PnL rounded as posted) and the closed share given back
-   * (adjustIsolated). The fill-or-kill walk asks the position's next order against the result.
-   */
-  playIsolatedFill(scratch: Position, maker: LinearOrder, lots: number): void {
-    const signed = maker.side === BUY ? lots : -lots;
-    if (reducedOnly(scratch.size, signed)) {
-      scratch.isolatedMargin -= this.deps.fees.fee(maker.market.units.notional(maker.priceTicks, lots), this.feeRate(maker.owner, 'maker'));
-    }
-    const before = scratch.size;
-    const effect = scratch.applyFill(signed, maker.priceTicks, this.deps.now());
-    const realized = roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
-    if (effect.closedLots > 0) scratch.releaseClosedShare(before, effect.closedLots, realized);
-  }
-
-  /** The maker fee of `lots` of a resting order at its price, 0 for a rebate. */
-  private makerFee(maker: LinearOrder, lots: number): Fixed {
-    const bps = this.feeRate(maker.owner, 'maker');
-    return bps > 0n && lots > 0 ? this.deps.fees.fee(maker.market.units.notional(maker.priceTicks, lots), bps) : 0n;
-  }
-
-  /** An account's fee rate in `role` now, from its rolling 30-day volume. */
-  private feeRate(owner: number, role: FeeRole): Fixed {
-    return this.deps.fees.rateFor(this.deps.volumes.volume30d(owner, this.deps.now()), role);
-  }
-
-  /** Whether a resting order is on the other side of its owner's position in its market and mode. */
-  private reducesPosition(maker: LinearOrder): boolean {
-    return reduces(this.accounts.get(maker.owner)?.position(maker.market, maker.request.marginMode)?.size ?? 0, maker.side);
-  }
-
-  /** A maker's perps cash with what this execution realised and charged but has not posted yet. */
-  private makerBalance(owner: number): Fixed {
-    return this.balance(owner) + this.cash.pendingOf(owner);
+  /** The book asks before each maker fill whether the maker may fill (maker-checks.ts). */
+  admits(makerNode: BookOrder): boolean {
+    return this.makers.admits(makerNode as LinearOrder);
   }
 
   onMakerCancelled(makerNode: BookOrder, why: MakerCancel): void {
@@ -614,7 +502,7 @@ export class LinearEngine implements MatchSink {
     const now = this.deps.now();
     const mode = order.request.marginMode;
     const signed = order.side === BUY ? lots : -lots;
-    const bps = this.feeRate(order.owner, role);
+    const bps = this.makers.feeRate(order.owner, role);
     const fee = this.deps.fees.fee(notional, bps);
     if (fee !== 0n) this.cash.fee(order.owner, fee);
     // An isolated position pays the fees of fills that reduce it out of its own margin, before the
@@ -881,10 +769,10 @@ export class LinearEngine implements MatchSink {
       const key = plain ? `${modeKey(o.market.spec.id, o.request.marginMode)}|${o.side}` : '';
       let bound = plain ? shared.get(key) : undefined;
       if (bound === undefined) {
-        bound = this.makerBound(o, account, p, 0n);
+        bound = this.makers.bound(o, account, p, 0n);
         if (plain) shared.set(key, bound);
       }
-      if (fillsWithin(o, bound) && this.opensWithinEquity(o, account, p, 0n)) continue;
+      if (fillsWithin(o, bound) && this.makers.opensWithinEquity(o, account, p, 0n)) continue;
       if (o.request.reduceOnly) shared.clear();
       o.rejectReason = 'INSUFFICIENT_MARGIN';
       this.cancelOrder(o, 'cancelled');
@@ -1048,18 +936,9 @@ export class LinearEngine implements MatchSink {
   }
 }
 
-/** Whether `o` may fill at its own price under `bound` (null: it has none). */
-function fillsWithin(o: LinearOrder, bound: number | null): boolean {
-  return bound === null || (o.side === BUY ? o.priceTicks <= bound : o.priceTicks >= bound);
-}
 
 /** What `lots` just opened at `price` lose at the market's risk mark (0 when they fill at or better than it). */
 function openLossAtMark(p: Position, lots: number, price: Fixed): Fixed {
   const mark = riskMark(p.market);
   return mark === null ? 0n : openLossAt(p.market, p.size > 0, price, lots, mark);
-}
-
-/** Whether a signed trade of `lots` against a position of `size` only reduces it (no open, no flip). */
-function reducedOnly(size: number, lots: number): boolean {
-  return size !== 0 && Math.sign(size) !== Math.sign(lots) && Math.abs(lots) <= Math.abs(size);
 }

@@ -160,7 +160,7 @@ export class LinearLifecycle {
   /**
    * Checks every account with a position or a resting order in markets of `underlying` (all when
    * null): their marks value the positions, and price the loss a resting order would take on a
-   * fill (engine.ts admits), even for an account with no position yet.
+   * fill (maker-checks.ts admits), even for an account with no position yet.
    */
   checkLiquidations(underlying: string | null): void {
     const accounts = new Set<number>();

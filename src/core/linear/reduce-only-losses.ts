@@ -3,7 +3,7 @@
  * ReduceOnlySums), kept with the account between commands. Those orders reserve no margin, so
  * their open loss is held out of the account's equity wherever it bounds something: free
  * collateral (every order, every withdrawal), the bound of a reducing order, and every maker the
- * account has in a taker's way (engine.ts `admits`). Summing it by walking the account's orders
+ * account has in a taker's way (maker-checks.ts `admits`). Summing it by walking the account's orders
  * each time made each of those reads linear in the orders: a market maker holding 150 reduce-only
  * orders paid for the walk on every order it placed, and a taker lifting 200 of its makers walked
  * its orders once per maker.
