@@ -57,14 +57,14 @@ export function ordersMargin(market: LinearMarket, positionLots: number, totals:
   const buyValue = totals.buyNotional > buyAtMark ? totals.buyNotional : buyAtMark;
   const sellValue = totals.sellNotional > sellAtMark ? totals.sellNotional : sellAtMark;
   const schedule = market.margin;
-  const worstLong = schedule.initial(abs(posNotional + buyValue));
-  const worstShort = schedule.initial(abs(posNotional - sellValue));
-  const extra = (worstLong > worstShort ? worstLong : worstShort) - schedule.initial(abs(posNotional));
-  const openLossBuys = totals.buyNotional - buyAtMark;
-  const openLossSells = sellAtMark - totals.sellNotional;
+  const own = posNotional === 0n ? 0n : schedule.initial(abs(posNotional));
+  // Most accounts quote one side of a market: the empty side's worst case is the position itself.
+  const worstLong = buyValue === 0n ? own : schedule.initial(abs(posNotional + buyValue));
+  const worstShort = sellValue === 0n ? own : schedule.initial(abs(posNotional - sellValue));
+  const extra = (worstLong > worstShort ? worstLong : worstShort) - own;
   let margin = extra > 0n ? extra : 0n;
-  if (openLossBuys > 0n) margin += openLossBuys;
-  if (openLossSells > 0n) margin += openLossSells;
+  if (totals.buyNotional > buyAtMark) margin += totals.buyNotional - buyAtMark; // bids above the mark
+  if (sellAtMark > totals.sellNotional) margin += sellAtMark - totals.sellNotional; // asks below it
   return margin;
 }
 
