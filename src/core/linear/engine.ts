@@ -917,7 +917,12 @@ export class LinearEngine implements MatchSink {
         if (!o.request.reduceOnly) continue;
         if (o.trigger === null) reduceOnly++;
         const p = account.position(o.market, o.request.marginMode);
-        if (o.level !== null && p !== undefined) resting.set(p, (resting.get(p) ?? 0) + o.remainingLots);
+        const lots = o.level === null ? 0 : o.remainingLots;
+        if (lots !== 0 && p === undefined) errors.push(`reduce-only order ${o.id} rests without a position`);
+        if (o.countedReduceOnlyLots !== lots || o.countedIn !== (lots === 0 ? null : p)) {
+          errors.push(`reduce-only order ${o.id}: ${o.countedReduceOnlyLots} lots counted, ${lots} resting, or counted in another position`);
+        }
+        if (lots !== 0 && p !== undefined) resting.set(p, (resting.get(p) ?? 0) + lots);
       }
       if (reduceOnly !== account.liveReduceOnly) errors.push(`account ${account.id}: ${account.liveReduceOnly} live reduce-only orders counted, ${reduceOnly} held`);
       for (const p of account.positions.values()) {
