@@ -13,7 +13,7 @@ import { mul, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import type { ClobEngine } from './engine.ts';
 import type { ClobMarket } from './market.ts';
-import { postFees, postSwap } from './money-moves.ts';
+import { postFillFees, postSwap } from './money-moves.ts';
 import type { ClobOrder } from './order.ts';
 import { reportPnl, type SideFigures } from './records.ts';
 
@@ -50,7 +50,7 @@ export function settleSpotFill(
   const bFee = e.spotFees.fee(notional, bBps);
   const sFeeRaw = e.spotFees.fee(notional, sBps);
   const sFee = sFeeRaw > swap.received ? swap.received : sFeeRaw;
-  postFees(ctx, 'spot', [{ accountId: buyer, fee: bFee }, { accountId: seller, fee: sFee }], ref);
+  postFillFees(ctx, 'spot', [{ accountId: buyer, fee: bFee }, { accountId: seller, fee: sFee }], ref);
   e.spotVolumes.record(s.buyer.owner, notional, now);
   e.spotVolumes.record(s.seller.owner, notional, now);
   return {
@@ -78,7 +78,7 @@ export function settleOptionFill(
   const sf = fee(s.seller);
   const swap = postSwap(ctx, { bucket: 'options', buyer, seller, amount: premium, base: null, ref });
   const sFee = sf.fee > swap.received ? swap.received : sf.fee;
-  postFees(ctx, 'options', [{ accountId: buyer, fee: b.fee }, { accountId: seller, fee: sFee }], ref);
+  postFillFees(ctx, 'options', [{ accountId: buyer, fee: b.fee }, { accountId: seller, fee: sFee }], ref);
   const volume = mul(contracts, spot);
   e.optionVolumes.record(buyer, volume, now);
   e.optionVolumes.record(seller, volume, now);

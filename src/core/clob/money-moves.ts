@@ -14,6 +14,7 @@
  * Tested through the engine tests (ledger sums to zero per asset after every command).
  */
 import { divRound, type Fixed } from '../money.ts';
+import { postFees } from '../ledger/fee-postings.ts';
 import { systemAccount, userAccount, type Bucket, type Ledger, type LedgerLine } from '../ledger/ledger.ts';
 
 export interface PostingContext {
@@ -57,33 +58,12 @@ export function postSwap(c: PostingContext, s: Swap): { paid: Fixed; received: F
   return { paid, received };
 }
 
-/** Posts the fees of one fill (positive: charged; negative: rebated). */
-export function postFees(
+/** Posts the fees of one fill (positive: charged; negative: rebated; ledger/fee-postings.ts). */
+export function postFillFees(
   c: PostingContext, bucket: Bucket, fees: readonly { accountId: number; fee: Fixed }[], ref: string,
 ): void {
-  const asset = c.settlementAsset;
-  const feeAccount = systemAccount('fees', asset);
-  const charged: LedgerLine[] = [];
-  const rebated: LedgerLine[] = [];
-  let charges = 0n;
-  let rebates = 0n;
-  for (const { accountId, fee } of fees) {
-    if (fee === 0n) continue;
-    const line = { account: userAccount(accountId, bucket, asset), delta: -fee };
-    if (fee > 0n) {
-      charged.push(line);
-      charges += fee;
-    } else {
-      rebated.push(line);
-      rebates -= fee;
-    }
-  }
-  if (charged.length > 0) {
-    c.ledger.post('trade_fee', [...charged, { account: feeAccount, delta: charges }], c.at, { ref });
-  }
-  if (rebated.length > 0) {
-    c.ledger.post('fee_rebate', [...rebated, { account: feeAccount, delta: -rebates }], c.at, { ref });
-  }
+  const lines = fees.map(({ accountId, fee }) => ({ account: userAccount(accountId, bucket, c.settlementAsset), fee }));
+  postFees(c.ledger, c.settlementAsset, lines, c.at, { ref });
 }
 
 /**

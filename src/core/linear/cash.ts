@@ -16,8 +16,8 @@
  * command below zero; the fund pays in whole units of the settlement asset, rounded up, and profit
  * is realised in whole units, rounded down.
  */
-import type { Ledger, LedgerAccount } from '../ledger/ledger.ts';
-import { systemAccount } from '../ledger/ledger.ts';
+import { postFees, type FeeLine } from '../ledger/fee-postings.ts';
+import { systemAccount, type Ledger, type LedgerAccount } from '../ledger/ledger.ts';
 import { roundTo, type Fixed } from '../money.ts';
 import { PendingSums, TouchedSet } from '../touched.ts';
 import type { LinearAccount } from './account.ts';
@@ -106,30 +106,9 @@ export class LinearCash {
 
   private postFees(at: number): void {
     const fees = this.fees;
-    const charged = [];
-    const rebated = [];
-    let charges = 0n;
-    let rebates = 0n;
-    for (let i = 0; i < fees.size; i++) {
-      const fee = fees.sumAt(i);
-      const line = { account: this.deps.account(fees.keyAt(i)).perpsLedger, delta: -fee };
-      if (fee > 0n) {
-        charged.push(line);
-        charges += fee;
-      } else {
-        rebated.push(line);
-        rebates -= fee;
-      }
-    }
-    const feeAccount = systemAccount('fees', this.deps.settlementAsset);
-    if (charged.length > 0) {
-      charged.push({ account: feeAccount, delta: charges });
-      this.deps.ledger.post('trade_fee', charged, at);
-    }
-    if (rebated.length > 0) {
-      rebated.push({ account: feeAccount, delta: -rebates });
-      this.deps.ledger.post('fee_rebate', rebated, at);
-    }
+    const lines: FeeLine[] = [];
+    for (let i = 0; i < fees.size; i++) lines.push({ account: this.deps.account(fees.keyAt(i)).perpsLedger, fee: fees.sumAt(i) });
+    postFees(this.deps.ledger, this.deps.settlementAsset, lines, at);
     fees.reset();
   }
 
