@@ -31,7 +31,7 @@ import { fillsWithin, MakerChecks, reducedOnly } from './maker-checks.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
-  accountRisk, isolatedInitial, marginAudit, modeKey, openLossAt, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText,
+  accountRisk, isolatedInitial, marginAudit, openLossAt, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText,
   reduces, riskMark,
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
@@ -759,27 +759,33 @@ export class LinearEngine implements MatchSink {
     if (account === undefined || account.orders.size === 0) return;
     // Where the account holds no reduce-only order in the market (or the position is isolated),
     // the orders on one side of a position share one bound (closeBoundTicks reads nothing of the
-    // order then), kept until a reduce-only cancel changes the account's sums.
-    const shared = new Map<string, number | null>();
-    for (const o of [...account.orders.values()]) {
+    // order then), kept per side and position key until a reduce-only cancel changes the
+    // account's sums. The opening test is skipped for cross orders while the account covers all
+    // of them at once (crossOpeningsCovered).
+    const shared = [new Map<string, number | null>(), new Map<string, number | null>()];
+    const covered = this.makers.crossOpeningsCovered(account);
+    // A Map may lose entries while it is iterated (the cancels below): the walk goes on in order.
+    for (const o of account.orders.values()) {
       if (o.level === null) continue;
-      const plain = o.request.marginMode === 'isolated' || account.liveReduceOnly === 0 ||
+      const mode = o.request.marginMode;
+      const plain = mode === 'isolated' || account.liveReduceOnly === 0 ||
         (account.reduceOnlyLosses.sumsOf(account).byMarket.get(o.market)?.lots ?? 0) === 0;
-      const p = account.position(o.market, o.request.marginMode);
-      const key = plain ? `${modeKey(o.market.spec.id, o.request.marginMode)}|${o.side}` : '';
-      let bound = plain ? shared.get(key) : undefined;
+      const p = account.position(o.market, mode);
+      const key = o.market.modeKeys[mode];
+      let bound = plain ? shared[o.side]!.get(key) : undefined;
       if (bound === undefined) {
         bound = this.makers.bound(o, account, p, 0n);
-        if (plain) shared.set(key, bound);
+        if (plain) shared[o.side]!.set(key, bound);
       }
-      if (fillsWithin(o, bound) && this.makers.opensWithinEquity(o, account, p, 0n)) continue;
-      if (o.request.reduceOnly) shared.clear();
+      if (fillsWithin(o, bound) && ((covered && mode === 'cross') || this.makers.opensWithinEquity(o, account, p, 0n))) continue;
+      if (o.request.reduceOnly) {
+        shared[0]!.clear();
+        shared[1]!.clear();
+      }
       o.rejectReason = 'INSUFFICIENT_MARGIN';
       this.cancelOrder(o, 'cancelled');
     }
   }
-
-
 
   /** Cancels (or expires) every live order of a market. */
   cancelMarketOrders(market: LinearMarket, status: 'cancelled' | 'expired'): void {

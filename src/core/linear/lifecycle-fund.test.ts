@@ -757,6 +757,21 @@ describe('a user order never trades a loss onto the fund', () => {
     assert.equal(w.fundPaid(), 0n, 'before: the fund paid 1 910');
   });
 
+  test('an opening ask leaves the book when the mark rises past what its owner\'s cash covers', () => {
+    const w = btcMarket('2100');
+    w.fund(3, '6100');
+    w.order(1, 'sell', '1', '100000'); // initial margin 2 000 and the fee set aside: accepted
+    w.order(3, 'sell', '1', '100000'); // the same ask with 6 100 behind it
+    const events = w.index('104000'); // 4 000 of loss at the new mark
+    assertCancelledPastBound(w, events);
+    assert.deepEqual([...w.ex.linear.findAccount(w.id(3))!.orders.values()].map((o) => o.status), ['open'], 'the covered ask stays');
+    w.order(2, 'buy', '2', '100000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' });
+    assert.equal(w.size(1), 0, 'it sold no lot at 100 000 with 2 100 behind a 4 000 loss');
+    assert.equal(w.size(3), -10_000);
+    w.tick();
+    assert.equal(w.fundPaid(), 0n);
+  });
+
   test('a fill-or-kill order counts what each fill takes from a maker before its next order', () => {
     // Account 1 (2 100, no position) asks 0.5 BTC at 100 000 twice; the mark rises to 103 000.
     // Each ask alone loses 1 500 (and 5 of fee) against 2 100; both lose 3 010.

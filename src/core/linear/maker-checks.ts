@@ -19,7 +19,7 @@ import { roundTo, type Fixed } from '../money.ts';
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
 import {
-  closeBoundTicks, closingNotional, crossPool, fillLossAt, isolatedInitial, openLossAt, ownReduceOnlyLoss,
+  closeBoundTicks, closingNotional, crossPool, fillLossAt, isolatedInitial, notionalAt, openLossAt, ownReduceOnlyLoss,
   reduceOnlyOpenLoss, reduces, riskMark, type Realisable,
 } from './margin.ts';
 import type { LinearMarket } from './market.ts';
@@ -96,6 +96,31 @@ export class MakerChecks {
     const moved = cost < available ? cost : available;
     const margin = isolatedInitial(maker.market, opening, maker.market.units.price(maker.priceTicks));
     return moved <= equity && moved >= cost - margin;
+  }
+
+  /**
+   * A sufficient test, for the sweep, that every cross order of the account passes
+   * opensWithinEquity now: the cross equity, less every reduce-only loss it keeps, covers the
+   * worst any one of them could cost, bounded by all of them together (a bid cannot lose more than
+   * its notional, an ask more than its lots at the mark, and the maker fee grows with the notional).
+   * One comparison per account instead of a loss and a fee per order; when it fails, each order is
+   * asked. Cancelling orders only lowers the bound and the reduce-only losses, so an answer of true
+   * holds for the rest of a sweep.
+   */
+  crossOpeningsCovered(account: LinearAccount): boolean {
+    const rate = this.feeRate(account.id, 'maker');
+    let worst = 0n;
+    for (const t of account.totals.values()) {
+      if (t.mode !== 'cross' || t.isEmpty()) continue;
+      const mark = riskMark(t.market);
+      if (mark === null) continue; // fillCost is 0 without a mark
+      const notional = t.buyNotional + t.sellNotional;
+      worst += t.buyNotional + (t.sellLots === 0 ? 0n : notionalAt(t.sellLots, t.market, mark));
+      if (rate > 0n) worst += this.deps.fees.fee(notional, rate);
+    }
+    if (worst === 0n) return true;
+    const equity = crossPool(account, this.deps.cashOf(account.id), this.realisable).equity - reduceOnlyOpenLoss(account);
+    return equity >= worst;
   }
 
   /**

@@ -42,7 +42,7 @@ export function riskMark(market: LinearMarket): Fixed | null {
 }
 
 /** Value of `lots` at `mark`; uses the market's precomputed lot value when `mark` is its risk mark. */
-function notionalAt(lots: number, market: LinearMarket, mark: Fixed): Fixed {
+export function notionalAt(lots: number, market: LinearMarket, mark: Fixed): Fixed {
   const perLot = mark === market.riskMark ? market.riskLotValue : (market.units.step * mark) / SCALE;
   return BigInt(lots) * perLot;
 }

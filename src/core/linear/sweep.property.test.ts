@@ -74,6 +74,27 @@ function plainSweep(ex: Exchange): void {
   };
 }
 
+/**
+ * The sweep skips the opening test of cross orders while MakerChecks.crossOpeningsCovered says
+ * the account covers them all: whenever it says so, each of them must pass that test.
+ */
+function checkCoveredSufficient(ex: Exchange, seen: { covered: number; uncovered: number; refusedOpenings: number }): void {
+  for (const trader of TRADERS) {
+    const id = ex.accounts.find(trader)?.id;
+    const account = id === undefined ? undefined : ex.linear.findAccount(id);
+    if (account === undefined || account.orders.size === 0) continue;
+    const covered = ex.linear.makers.crossOpeningsCovered(account);
+    if (covered) seen.covered++;
+    else seen.uncovered++;
+    for (const o of account.orders.values()) {
+      if (o.level === null || o.request.marginMode !== 'cross') continue;
+      const passes = ex.linear.makers.opensWithinEquity(o, account, account.position(o.market, 'cross'), 0n);
+      if (!passes) seen.refusedOpenings++;
+      assert.ok(passes || !covered, `account ${account.id} said covered, order ${o.id} fails the opening test`);
+    }
+  }
+}
+
 const liveOrders = (ex: Exchange) =>
   TRADERS.map((t) => {
     const id = ex.accounts.find(t)?.id;
@@ -82,6 +103,7 @@ const liveOrders = (ex: Exchange) =>
 
 test('the sweep cancels exactly what a plain walk of admits() cancels', () => {
   let swept = 0;
+  const seen = { covered: 0, uncovered: 0, refusedOpenings: 0 };
   fc.assert(
     fc.property(fc.array(step, { minLength: 40, maxLength: 160, size: 'max' }), (steps) => {
       const exchanges = [0, 1].map(() => new Exchange(coreConfig({ depositConfirmations: 1, indexMaxAgeMs: 3_600_000 })));
@@ -129,11 +151,13 @@ test('the sweep cancels exactly what a plain walk of admits() cancels', () => {
           run({ type: 'perp.place', account: TRADERS[s.who]!, request: request(s, btc, eth) });
         }
         assert.deepEqual(liveOrders(exchanges[0]!), liveOrders(exchanges[1]!));
+        checkCoveredSufficient(exchanges[0]!, seen);
       }
     }),
     // A fixed seed (SEED overrides it): the coverage asserted below must not depend on luck.
     { numRuns: 500, seed: SEED },
   );
   assert.ok(swept > 0, 'no stream reached a sweep cancellation');
-  console.log(`# sweep cancellations compared: ${swept} (seed ${SEED})`);
+  assert.ok(seen.covered > 0 && seen.uncovered > 0, `crossOpeningsCovered answered one way only: ${JSON.stringify(seen)}`);
+  console.log(`# sweep cancellations compared: ${swept}; accounts covered ${seen.covered}, not ${seen.uncovered}; openings refused ${seen.refusedOpenings} (seed ${SEED})`);
 });
