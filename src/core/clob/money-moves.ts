@@ -62,7 +62,7 @@ export function postSwap(c: PostingContext, s: Swap): { paid: Fixed; received: F
 export function postFillFees(
   c: PostingContext, bucket: Bucket, fees: readonly { accountId: number; fee: Fixed }[], ref: string,
 ): void {
-  const lines = fees.map(({ accountId, fee }) => ({ account: userAccount(accountId, bucket, c.settlementAsset), fee }));
+  const lines = fees.map(({ accountId, fee }) => ({ account: userAccount(accountId, bucket, c.settlementAsset), delta: -fee }));
   postFees(c.ledger, c.settlementAsset, lines, c.at, { ref });
 }
 

@@ -1,31 +1,26 @@
 /**
  * Trading fees as the ledger records them, the same for both engines: the fees charged on a fill
- * (positive) move to the venue's `fees` account in one `trade_fee` transaction, the rebates paid
- * (negative) move out of it in one `fee_rebate` transaction. A zero fee posts nothing.
+ * move to the venue's `fees` account in one `trade_fee` transaction, the rebates paid move out of
+ * it in one `fee_rebate` transaction. A zero fee posts nothing.
  */
-import type { Fixed } from '../money.ts';
-import { systemAccount, type Ledger, type LedgerAccount, type LedgerLine, type PostMeta } from './ledger.ts';
+import { systemAccount, type Ledger, type LedgerLine, type PostMeta } from './ledger.ts';
 
-export interface FeeLine {
-  readonly account: LedgerAccount;
-  /** Signed: positive is charged to the account, negative is a rebate paid to it. */
-  readonly fee: Fixed;
-}
-
-export function postFees(ledger: Ledger, asset: string, fees: readonly FeeLine[], at: number, meta: PostMeta = {}): void {
+/**
+ * Posts `userLines`, each the trader's side of one fee (delta −fee: negative when charged,
+ * positive for a rebate), against the fee account.
+ */
+export function postFees(ledger: Ledger, asset: string, userLines: readonly LedgerLine[], at: number, meta: PostMeta = {}): void {
   const charged: LedgerLine[] = [];
   const rebated: LedgerLine[] = [];
   let charges = 0n;
   let rebates = 0n;
-  for (const { account, fee } of fees) {
-    if (fee === 0n) continue;
-    const line = { account, delta: -fee };
-    if (fee > 0n) {
+  for (const line of userLines) {
+    if (line.delta < 0n) {
       charged.push(line);
-      charges += fee;
-    } else {
+      charges -= line.delta;
+    } else if (line.delta > 0n) {
       rebated.push(line);
-      rebates -= fee;
+      rebates += line.delta;
     }
   }
   const feeAccount = systemAccount('fees', asset);

@@ -16,8 +16,8 @@
  * command below zero; the fund pays in whole units of the settlement asset, rounded up, and profit
  * is realised in whole units, rounded down.
  */
-import { postFees, type FeeLine } from '../ledger/fee-postings.ts';
-import { systemAccount, type Ledger, type LedgerAccount } from '../ledger/ledger.ts';
+import { postFees } from '../ledger/fee-postings.ts';
+import { systemAccount, type Ledger, type LedgerAccount, type LedgerLine } from '../ledger/ledger.ts';
 import { roundTo, type Fixed } from '../money.ts';
 import { PendingSums, TouchedSet } from '../touched.ts';
 import type { LinearAccount } from './account.ts';
@@ -106,8 +106,8 @@ export class LinearCash {
 
   private postFees(at: number): void {
     const fees = this.fees;
-    const lines: FeeLine[] = [];
-    for (let i = 0; i < fees.size; i++) lines.push({ account: this.deps.account(fees.keyAt(i)).perpsLedger, fee: fees.sumAt(i) });
+    const lines: LedgerLine[] = [];
+    for (let i = 0; i < fees.size; i++) lines.push({ account: this.deps.account(fees.keyAt(i)).perpsLedger, delta: -fees.sumAt(i) });
     postFees(this.deps.ledger, this.deps.settlementAsset, lines, at);
     fees.reset();
   }
