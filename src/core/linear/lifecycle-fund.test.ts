@@ -742,35 +742,28 @@ describe('a user order never trades a loss onto the fund', () => {
     assert.equal(w.fundPaid(), 0n);
   });
 
-  test('an opening bid leaves the book when the mark falls past what its owner\'s cash covers', () => {
-    const w = btcMarket('2100');
-    w.fund(3, '6100');
-    w.order(1, 'buy', '1', '100000'); // initial margin 2 000 and the fee set aside: accepted
-    w.order(3, 'buy', '1', '100000'); // the same bid with 6 100 behind it
-    const events = w.index('96000'); // 4 000 of loss at the new mark
-    assertCancelledPastBound(w, events);
-    assert.deepEqual([...w.ex.linear.findAccount(w.id(3))!.orders.values()].map((o) => o.status), ['open'], 'the covered bid stays');
-    w.order(2, 'sell', '2', '100000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' });
-    assert.equal(w.size(1), 0, 'before: it bought at 100 000 with 2 100 behind a 4 000 loss');
-    assert.equal(w.size(3), 10_000);
-    w.tick();
-    assert.equal(w.fundPaid(), 0n, 'before: the fund paid 1 910');
-  });
-
-  test('an opening ask leaves the book when the mark rises past what its owner\'s cash covers', () => {
-    const w = btcMarket('2100');
-    w.fund(3, '6100');
-    w.order(1, 'sell', '1', '100000'); // initial margin 2 000 and the fee set aside: accepted
-    w.order(3, 'sell', '1', '100000'); // the same ask with 6 100 behind it
-    const events = w.index('104000'); // 4 000 of loss at the new mark
-    assertCancelledPastBound(w, events);
-    assert.deepEqual([...w.ex.linear.findAccount(w.id(3))!.orders.values()].map((o) => o.status), ['open'], 'the covered ask stays');
-    w.order(2, 'buy', '2', '100000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' });
-    assert.equal(w.size(1), 0, 'it sold no lot at 100 000 with 2 100 behind a 4 000 loss');
-    assert.equal(w.size(3), -10_000);
-    w.tick();
-    assert.equal(w.fundPaid(), 0n);
-  });
+  // A bid at a falling mark, and its mirror, an ask at a rising one (the sweep's shortcut for an
+  // account that covers all its orders bounds both: maker-checks.ts crossOpeningsCovered).
+  for (const { side, other, mark, sign, moved } of [
+    { side: 'buy', other: 'sell', mark: '96000', sign: 1, moved: 'falls' },
+    { side: 'sell', other: 'buy', mark: '104000', sign: -1, moved: 'rises' },
+  ] as const) {
+    const order = side === 'buy' ? 'bid' : 'ask';
+    test(`an opening ${order} leaves the book when the mark ${moved} past what its owner's cash covers`, () => {
+      const w = btcMarket('2100');
+      w.fund(3, '6100');
+      w.order(1, side, '1', '100000'); // initial margin 2 000 and the fee set aside: accepted
+      w.order(3, side, '1', '100000'); // the same order with 6 100 behind it
+      const events = w.index(mark); // 4 000 of loss at the new mark
+      assertCancelledPastBound(w, events);
+      assert.deepEqual([...w.ex.linear.findAccount(w.id(3))!.orders.values()].map((o) => o.status), ['open'], `the covered ${order} stays`);
+      w.order(2, other, '2', '100000', 'cross', 'BTC-PERP', { timeInForce: 'ioc' });
+      assert.equal(w.size(1), 0, `before (the bid): it traded at 100 000 with 2 100 behind a 4 000 loss`);
+      assert.equal(w.size(3), sign * 10_000);
+      w.tick();
+      assert.equal(w.fundPaid(), 0n, 'before (the bid): the fund paid 1 910');
+    });
+  }
 
   test('a fill-or-kill order counts what each fill takes from a maker before its next order', () => {
     // Account 1 (2 100, no position) asks 0.5 BTC at 100 000 twice; the mark rises to 103 000.
