@@ -908,45 +908,58 @@ export class LinearEngine implements MatchSink {
     };
   }
 
-  /** Every account's margin caches checked against a fresh computation (margin.ts marginAudit). */
+  /**
+   * Every account's kept state checked against a fresh computation: margin caches (margin.ts
+   * marginAudit), live-order counts (auditLiveOrders) and reduce-only losses (reduce-only-losses.ts).
+   */
   audit(recount: boolean): string[] {
     const errors: string[] = [];
     for (const account of this.accounts.values()) {
       errors.push(...marginAudit(account, recount));
-      let reduceOnly = 0;
-      for (const market of this.markets.values()) {
-        const live = account.liveCounts(market);
-        if ((live.orders > live.triggers) !== market.accountsWithOrders.has(account.id)) errors.push(`account ${account.id}: ${market.spec.id} accountsWithOrders disagrees with its ${live.orders - live.triggers} live orders`);
-      }
-      const resting = new Map<Position, number>();
-      for (const o of account.orders.values()) {
-        if (!o.request.reduceOnly) continue;
-        if (o.trigger === null) reduceOnly++;
-        const p = account.position(o.market, o.request.marginMode);
-        const lots = o.level === null ? 0 : o.remainingLots;
-        if (lots !== 0 && p === undefined) errors.push(`reduce-only order ${o.id} rests without a position`);
-        if (o.countedReduceOnlyLots !== lots || o.countedIn !== (lots === 0 ? null : p)) {
-          errors.push(`reduce-only order ${o.id}: ${o.countedReduceOnlyLots} lots counted, ${lots} resting, or counted in another position`);
-        }
-        if (lots !== 0 && p !== undefined) resting.set(p, (resting.get(p) ?? 0) + lots);
-      }
-      if (reduceOnly !== account.liveReduceOnly) errors.push(`account ${account.id}: ${account.liveReduceOnly} live reduce-only orders counted, ${reduceOnly} held`);
-      for (const p of account.positions.values()) {
-        const held = resting.get(p) ?? 0;
-        if (held !== p.restingReduceOnlyLots) errors.push(`position ${p.id}: ${p.restingReduceOnlyLots} resting reduce-only lots counted, ${held} resting`);
-      }
+      this.auditLiveOrders(account, errors);
       const kept = account.reduceOnlyLosses.kept();
-      const fresh = kept === null ? '' : reduceOnlySumsText(reduceOnlySums(account));
-      if (kept !== null && reduceOnlySumsText(kept) !== fresh) errors.push(`account ${account.id}: kept reduce-only sums ${reduceOnlySumsText(kept)} ≠ ${fresh}`);
+      if (kept !== null) {
+        const fresh = reduceOnlySumsText(reduceOnlySums(account));
+        if (reduceOnlySumsText(kept) !== fresh) errors.push(`account ${account.id}: kept reduce-only sums ${reduceOnlySumsText(kept)} ≠ ${fresh}`);
+      }
     }
     return errors;
+  }
+
+  /**
+   * The counts the engine keeps of an account's live orders against a walk of them: the markets
+   * that list it in accountsWithOrders, its live reduce-only orders, and what each reduce-only
+   * order and each position count as resting (countResting).
+   */
+  private auditLiveOrders(account: LinearAccount, errors: string[]): void {
+    for (const market of this.markets.values()) {
+      const live = account.liveCounts(market);
+      if ((live.orders > live.triggers) !== market.accountsWithOrders.has(account.id)) errors.push(`account ${account.id}: ${market.spec.id} accountsWithOrders disagrees with its ${live.orders - live.triggers} live orders`);
+    }
+    let reduceOnly = 0;
+    const resting = new Map<Position, number>();
+    for (const o of account.orders.values()) {
+      if (!o.request.reduceOnly) continue;
+      if (o.trigger === null) reduceOnly++;
+      const p = account.position(o.market, o.request.marginMode);
+      const lots = o.level === null ? 0 : o.remainingLots;
+      if (lots !== 0 && p === undefined) errors.push(`reduce-only order ${o.id} rests without a position`);
+      if (o.countedReduceOnlyLots !== lots || o.countedIn !== (lots === 0 ? null : p)) {
+        errors.push(`reduce-only order ${o.id}: ${o.countedReduceOnlyLots} lots counted, ${lots} resting, or counted in another position`);
+      }
+      if (lots !== 0 && p !== undefined) resting.set(p, (resting.get(p) ?? 0) + lots);
+    }
+    if (reduceOnly !== account.liveReduceOnly) errors.push(`account ${account.id}: ${account.liveReduceOnly} live reduce-only orders counted, ${reduceOnly} held`);
+    for (const p of account.positions.values()) {
+      const held = resting.get(p) ?? 0;
+      if (held !== p.restingReduceOnlyLots) errors.push(`position ${p.id}: ${p.restingReduceOnlyLots} resting reduce-only lots counted, ${held} resting`);
+    }
   }
 
   riskMarkOf(market: LinearMarket): Fixed | null {
     return riskMark(market);
   }
 }
-
 
 /** What `lots` just opened at `price` lose at the market's risk mark (0 when they fill at or better than it). */
 function openLossAtMark(p: Position, lots: number, price: Fixed): Fixed {

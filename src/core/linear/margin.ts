@@ -158,10 +158,10 @@ export function freeCollateral(account: LinearAccount, balance: Fixed): Fixed {
  * The account's cross pool, summed into one reused object (the maker check runs at fills):
  * - `equity`: its perps balance less the isolated allocations inside it, plus the unrealised PnL of
  *   its cross positions at their risk marks, profit only where `realisable`. What a fill that opens
- *   may take (engine.ts `opensWithinEquity`): a cross loss comes out of it, and so does an isolated
+ *   may take (maker-checks.ts `opensWithinEquity`): a cross loss comes out of it, and so does an isolated
  *   opening's allocation, which the cross pool funds;
  * - `available`: that cash plus the realisable profit, what an isolated opening's allocation can be
- *   drawn from (engine.ts `settleOpeningCharges` realises the profit if it must).
+ *   drawn from (cash.ts `settleOpeningCharges` realises the profit if it must).
  */
 export function crossPool(account: LinearAccount, balance: Fixed, realisable: Realisable | null): { equity: Fixed; available: Fixed } {
   let cash = balance;
@@ -186,7 +186,7 @@ export function crossPool(account: LinearAccount, balance: Fixed, realisable: Re
 const pool = { equity: 0n, available: 0n };
 
 /**
- * Whether a cross position's unrealised profit in `market` can be realised now (engine.ts
+ * Whether a cross position's unrealised profit in `market` can be realised now (cash.ts
  * `settleProfit`: an open market at a fresh mark). Where equity bounds what a fill may lose, profit
  * at a stale mark does not count: the fill's loss would leave the cash short, the profit could not
  * pay it, and the insurance fund would, while the profit stayed with the account.

@@ -105,7 +105,7 @@ export class Position {
    * with their realised PnL to the cross pool, but never a negative amount: a loss beyond that
    * share stays with (and eats into) the rest of the allocation, so no part of an isolated loss
    * ever leaks onto the cross collateral. A full close keeps no allocation; what is left below zero
-   * is the insurance fund's (engine.ts coverIsolated).
+   * is the insurance fund's (cash.ts coverIsolated).
    */
   releaseClosedShare(before: number, closedLots: number, realized: Fixed): void {
     const share = (this.isolatedMargin * BigInt(closedLots)) / BigInt(Math.abs(before));
