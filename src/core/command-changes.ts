@@ -9,6 +9,7 @@
  */
 import type { ExchangeEvent } from './events.ts';
 import type { FillRecord, OrderRecord, PositionRecord } from './records.ts';
+import { assert } from './assert.ts';
 import { TouchedSet } from './touched.ts';
 
 export interface ChangeHooks<O, P> {
@@ -25,6 +26,9 @@ export class CommandChanges<O extends { takerFills: FillRecord[] | null }, P> {
   /** Snapshots by position in the touched sets, valid between `snapshot()` and `finish()`. */
   private readonly orderRecords: (OrderRecord | undefined)[] = [];
   private readonly positionRecords: (PositionRecord | undefined)[] = [];
+  /** An order that ended in this command and whose record its result already holds (a cancel). */
+  private endedOrder: O | null = null;
+  private endedRecord: OrderRecord | null = null;
 
   constructor(private readonly hooks: ChangeHooks<O, P>) {}
 
@@ -36,11 +40,24 @@ export class CommandChanges<O extends { takerFills: FillRecord[] | null }, P> {
   snapshot(): void {
     const { orders, positions, hooks } = this;
     for (let i = 0; i < orders.size; i++) {
-      const record = hooks.orderRecord(orders.at(i));
+      const order = orders.at(i);
+      const record = order === this.endedOrder ? this.endedRecord! : hooks.orderRecord(order);
       this.orderRecords[i] = record;
       hooks.emit({ type: 'order', order: record });
     }
     for (let i = 0; i < positions.size; i++) this.positionRecords[i] = hooks.positionRecord(positions.at(i));
+  }
+
+  /**
+   * The record of a touched order that has ended (cancelled, expired, filled): an ended order never
+   * changes again, so this is also its snapshot at the end of the command, built once for both.
+   */
+  recordOfEnded(order: O): OrderRecord {
+    assert(this.orders.has(order), 'an ended order is one the command touched');
+    assert(this.endedOrder === null, 'one ended order per command keeps its early record');
+    this.endedOrder = order;
+    this.endedRecord = this.hooks.orderRecord(order);
+    return this.endedRecord;
   }
 
   /** The order's snapshot of this command (or a fresh record of an order it did not touch). */
@@ -66,6 +83,8 @@ export class CommandChanges<O extends { takerFills: FillRecord[] | null }, P> {
       orders.at(i).takerFills = null;
       this.orderRecords[i] = undefined;
     }
+    this.endedOrder = null;
+    this.endedRecord = null;
     orders.reset();
     positions.reset();
   }

@@ -212,7 +212,7 @@ export class ClobEngine implements MatchSink, ClobEnv {
   cancel(accountId: number, orderId: number): OrderRecord | Rejection {
     const order = this.accounts.get(accountId)?.orders.get(orderId);
     if (order === undefined) return reject('NOT_FOUND', `open order ${orderId} not found`);
-    return orderRecord(this.cancelOrder(order, 'cancelled'));
+    return this.changes.recordOfEnded(this.cancelOrder(order, 'cancelled'));
   }
 
   cancelAll(accountId: number, f: ClobCancelFilter): string[] {

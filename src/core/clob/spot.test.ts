@@ -18,6 +18,7 @@ import assert from 'node:assert/strict';
 import { SPOT_FEE_TIERS } from '../../config/clob-markets.ts';
 import { addr, ClobVenue, d } from '../../../test/support/clob-venue.ts';
 import { formatDecimal, fx } from '../money.ts';
+import type { OrderRecord } from '../records.ts';
 
 const T0 = Date.UTC(2026, 0, 6, 12);
 const [A, B, C] = [addr(0xa), addr(0xb), addr(0xc)];
@@ -59,7 +60,12 @@ describe('locks and releases', () => {
     // 10 000 lots x (1.01 + ceil6(1.01 x 0.0005) = 0.000505)
     assert.equal(v.locked(A, 'spot'), '10105.05');
     assert.equal(v.available(A, 'spot'), '9894.95');
-    v.ok({ type: 'clob.cancel', account: A, orderId: Number(r.order.id) });
+    const out = v.run({ type: 'clob.cancel', account: A, orderId: Number(r.order.id) });
+    assert.ok(out.ok, 'cancelled');
+    const result = out.result as OrderRecord;
+    assert.equal(result.status, 'cancelled');
+    const event = out.events.find((e) => e.type === 'order' && e.order.id === r.order.id);
+    assert.equal(event?.type === 'order' ? event.order : null, result, 'one record for the result and the event');
     assert.equal(v.locked(A, 'spot'), '0');
     assert.equal(v.balance(A, 'spot'), '20000');
   });

@@ -750,6 +750,20 @@ describe('MARKET_CLOSED when the index is stale', () => {
   });
 });
 
+describe('cancel', () => {
+  test('the result is the record the order event carries: cancelled, nothing remaining', () => {
+    const v = new Venue();
+    v.fund(A, '100000');
+    const placed = v.order(A, { side: 'buy', qty: '0.1', price: '99000' });
+    const out = v.run({ type: 'perp.cancel', account: A, orderId: Number(placed.order.id) }) as Outcome<OrderRecord>;
+    const result = ok(out);
+    assert.equal(result.status, 'cancelled');
+    assert.equal(d(result.remainingQuantity), '0');
+    assert.equal(orderEvents(out).get(placed.order.id), result, 'one record for the result and the event');
+    rejected(v.run({ type: 'perp.cancel', account: A, orderId: Number(placed.order.id) }), 'NOT_FOUND');
+  });
+});
+
 describe('client order ids', () => {
   test('an ended order keeps its id for the retention period; the hourly prune then forgets it', () => {
     const v = new Venue();
