@@ -594,6 +594,9 @@ export class LinearEngine implements MatchSink {
 
   /** The position closed or flipped: its reduce-only orders (resting, TP/SL) would now add to it. */
   private cancelReduceOnly(account: LinearAccount, position: Position): void {
+    // A market maker's position crosses zero often: walk its orders only when one can be reduce-only
+    // here (resting ones are counted on the position, waiting ones among the market's triggers).
+    if (position.restingReduceOnlyLots === 0 && account.liveCounts(position.market).triggers === 0) return;
     for (const o of [...account.orders.values()]) {
       if (o === this.taker || o.remainingLots === 0) continue; // finishing on its own
       if (o.market === position.market && o.request.marginMode === position.marginMode && o.request.reduceOnly) {
