@@ -146,6 +146,22 @@ describe('properties', () => {
       { numRuns: 2000 },
     );
   });
+  test('every mode agrees with its definition from the truncated quotient and remainder', () => {
+    const reference = (n: bigint, d: bigint, mode: 'floor' | 'ceil' | 'halfUp' | 'trunc'): bigint => {
+      const q = n / d;
+      const r = n % d;
+      if (r === 0n || mode === 'trunc') return q;
+      const away = (n < 0n) === (d < 0n) ? 1n : -1n; // the direction of the exact quotient from q
+      if (mode === 'halfUp') return 2n * (r < 0n ? -r : r) >= (d < 0n ? -d : d) ? q + away : q;
+      return (mode === 'ceil') === (away > 0n) ? q + away : q;
+    };
+    fc.assert(
+      fc.property(fc.bigInt(), fc.bigInt().filter((d) => d !== 0n), fc.constantFrom('floor', 'ceil', 'halfUp', 'trunc' as const), (n, d, mode) => {
+        assert.equal(divRound(n, d, mode), reference(n, d, mode), `${n} / ${d} ${mode}`);
+      }),
+      { numRuns: 4000 },
+    );
+  });
   test('floor <= exact <= ceil and they differ by at most one unit', () => {
     fc.assert(
       fc.property(fc.bigInt(), fc.bigInt().filter((d) => d !== 0n), (n, d) => {

@@ -28,6 +28,10 @@ export const ONE: Fixed = SCALE;
 
 /** Longest accepted integer part: 10^20 is far beyond any price, size or balance we list. */
 export const MAX_INTEGER_DIGITS = 20;
+
+/** 10^0 .. 10^18 as bigints: `10n ** k` is evaluated (about 100 ns) every time it runs. */
+const POWERS_OF_TEN: readonly bigint[] = Array.from({ length: SCALE_DIGITS + 1 }, (_, k) => 10n ** BigInt(k));
+
 const MAX_INPUT_LENGTH = 1 + MAX_INTEGER_DIGITS + 1 + SCALE_DIGITS;
 
 export type Rounding = 'floor' | 'ceil' | 'halfUp' | 'trunc';
@@ -119,7 +123,7 @@ export function gcd(a: bigint, b: bigint): bigint {
 export function divRound(numerator: bigint, divisor: bigint, mode: Rounding): bigint {
   if (divisor === 0n) throw new RangeError('division by zero');
   let q = numerator / divisor; // truncates toward zero
-  const r = numerator % divisor;
+  const r = numerator - q * divisor; // the remainder (a multiply costs less than a second division)
   if (r === 0n) return q;
   const positive = numerator < 0n === divisor < 0n;
   switch (mode) {
@@ -156,7 +160,7 @@ export function mulDiv(a: Fixed, b: Fixed, c: Fixed, mode: Rounding): Fixed {
 /** Rounds to `digits` fractional digits (0..18). */
 export function roundTo(value: Fixed, digits: number, mode: Rounding): Fixed {
   if (digits >= SCALE_DIGITS) return value;
-  const unit = 10n ** BigInt(SCALE_DIGITS - digits);
+  const unit = unitOf(digits);
   return divRound(value, unit, mode) * unit;
 }
 
@@ -171,7 +175,9 @@ export function isMultipleOf(value: Fixed, step: Fixed): boolean {
 
 /** The unit 10^-digits as a Fixed (1 tick for `priceDecimals`). */
 export function unitOf(digits: number): Fixed {
-  return 10n ** BigInt(SCALE_DIGITS - digits);
+  const unit = POWERS_OF_TEN[SCALE_DIGITS - digits];
+  if (unit === undefined) throw new RangeError(`digits must be 0..${SCALE_DIGITS}: ${digits}`);
+  return unit;
 }
 
 export function fromInt(n: number | bigint): Fixed {

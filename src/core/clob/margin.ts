@@ -12,7 +12,7 @@
  * stale the last price any input gave (an option listed once had an index). Amounts for a number
  * of lots are rounded once, up, to the settlement asset's precision. Tested in options.test.ts.
  */
-import { divRound, mul, type Fixed } from '../money.ts';
+import { divRound, mul, unitOf, type Fixed } from '../money.ts';
 import type { ClobMarket, OptionTerms } from './market.ts';
 
 const SCALE = 10n ** 18n;
@@ -44,7 +44,7 @@ export function initialPerContract(o: OptionTerms, spot: Fixed, mark: Fixed): Fi
 /** `perContract` x the contracts in `lots`, rounded up to the settlement precision. */
 export function forLots(market: ClobMarket, perContract: Fixed, lots: number, decimals: number): Fixed {
   if (lots <= 0 || perContract <= 0n) return 0n;
-  const unit = 10n ** BigInt(18 - decimals);
+  const unit = unitOf(decimals);
   return divRound(perContract * market.units.size(lots), SCALE * unit, 'ceil') * unit;
 }
 

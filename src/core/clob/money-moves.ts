@@ -13,7 +13,7 @@
  *    ends negative.
  * Tested through the engine tests (ledger sums to zero per asset after every command).
  */
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, unitOf, type Fixed } from '../money.ts';
 import { postFees } from '../ledger/fee-postings.ts';
 import { systemAccount, userAccount, type Bucket, type Ledger, type LedgerLine } from '../ledger/ledger.ts';
 
@@ -25,7 +25,7 @@ export interface PostingContext {
 }
 
 export function roundAt(amount: Fixed, decimals: number, mode: 'floor' | 'ceil'): Fixed {
-  const unit = 10n ** BigInt(18 - decimals);
+  const unit = unitOf(decimals);
   return divRound(amount, unit, mode) * unit;
 }
 

@@ -9,7 +9,7 @@
  * is a report of those flows against the cost basis, never posted a second time. At settlement the
  * payoff is realised against the remaining basis.
  */
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, SCALE, type Fixed } from '../money.ts';
 import type { PositionStatus } from '../records.ts';
 import type { ClobMarket } from './market.ts';
 
@@ -58,7 +58,7 @@ export class OptionPosition {
 
   /** Settles the whole position at `payoff` per contract: returns the PnL against the basis. */
   settle(payoff: Fixed, now: number): Fixed {
-    const value = divRound(payoff * this.market.units.size(this.size), 10n ** 18n, 'trunc');
+    const value = divRound(payoff * this.market.units.size(this.size), SCALE, 'trunc');
     const pnl = value - this.cost;
     this.size = 0;
     this.cost = 0n;
@@ -68,13 +68,13 @@ export class OptionPosition {
 
   averagePremium(): Fixed | null {
     if (this.size === 0) return null;
-    return divRound(this.cost * 10n ** 18n, this.market.units.size(this.size), 'halfUp');
+    return divRound(this.cost * SCALE, this.market.units.size(this.size), 'halfUp');
   }
 
   /** Unrealised PnL at `price` per contract: size x price - cost. */
   unrealized(price: Fixed): Fixed {
     if (this.size === 0) return 0n;
-    return divRound(price * this.market.units.size(this.size), 10n ** 18n, 'floor') - this.cost;
+    return divRound(price * this.market.units.size(this.size), SCALE, 'floor') - this.cost;
   }
 }
 

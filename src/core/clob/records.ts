@@ -4,7 +4,7 @@
  * venue has one margin pool per bucket) and no isolated margin.
  */
 import { BUY } from '../book/order-book.ts';
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, SCALE, unitOf, type Fixed } from '../money.ts';
 import type { FillRecord, FillSide, OrderRecord, PositionRecord } from '../records.ts';
 import type { ClobMarket } from './market.ts';
 import type { ClobOrder } from './order.ts';
@@ -26,7 +26,7 @@ export function orderRecord(o: ClobOrder): OrderRecord {
     quantity: units.size(o.originalLots),
     filledQuantity: filled,
     remainingQuantity: o.status === 'open' ? units.size(o.remainingLots) : 0n,
-    avgFillPrice: o.filledLots === 0 ? null : divRound(o.filledNotional * 10n ** 18n, filled, 'halfUp'),
+    avgFillPrice: o.filledLots === 0 ? null : divRound(o.filledNotional * SCALE, filled, 'halfUp'),
     status: o.status,
     timeInForce: r.timeInForce,
     postOnly: r.postOnly,
@@ -97,6 +97,6 @@ export function positionRecord(p: OptionPosition): PositionRecord {
 
 /** Rounds a realised PnL figure for reporting (toward zero at the settlement precision). */
 export function reportPnl(value: Fixed, decimals: number): Fixed {
-  const unit = 10n ** BigInt(18 - decimals);
+  const unit = unitOf(decimals);
   return divRound(value, unit, 'trunc') * unit;
 }

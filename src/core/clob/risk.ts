@@ -14,7 +14,7 @@
  * inside the limit can cost (ceil(k·x) <= k·ceil(x)); over-reservation is at most two smallest
  * units per lot. Tested in spot.test.ts and options.test.ts.
  */
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, unitOf, type Fixed } from '../money.ts';
 import type { ClobAccount } from './account.ts';
 import { fallbackRiskPrice, forLots, initialPerContract, maintenancePerContract } from './margin.ts';
 import type { ClobMarket } from './market.ts';
@@ -44,7 +44,7 @@ export interface OptionFunds {
 
 /** `amount` rounded up to `decimals` places. */
 export function ceilAt(amount: Fixed, decimals: number): Fixed {
-  const unit = 10n ** BigInt(18 - decimals);
+  const unit = unitOf(decimals);
   return divRound(amount, unit, 'ceil') * unit;
 }
 
@@ -67,7 +67,7 @@ export function buyReservePerLot(
  * fee up once, and a fill takes at least one lot).
  */
 export function immediateBuyBound(cost: Fixed, lots: number, feeBound: Fixed, decimals: number): Fixed {
-  const unit = 10n ** BigInt(18 - decimals);
+  const unit = unitOf(decimals);
   return ceilAt(cost, decimals) + ceilAt(feeBound, decimals) + 2n * BigInt(lots) * unit;
 }
 

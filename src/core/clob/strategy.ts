@@ -23,7 +23,7 @@ import { assert } from '../assert.ts';
 import { BUY, type Side } from '../book/order-book.ts';
 import { reject, type Rejection } from '../errors.ts';
 import { PLAIN_ORDER, type OrderRequest } from '../linear/order.ts';
-import { formatDecimal, type Fixed } from '../money.ts';
+import { formatDecimal, unitOf, type Fixed } from '../money.ts';
 import type { FillRecord } from '../records.ts';
 import { ClobAccount } from './account.ts';
 import { evaluateOrder, type ClobPlan } from './checks.ts';
@@ -163,7 +163,7 @@ function legRequest(l: StrategyLeg): OrderRequest {
 
 /** The least an immediate sell of `cost` over `lots` lots brings in after fees. */
 function sellNetMin(cost: Fixed, lots: number, fraction: Fixed, decimals: number): Fixed {
-  const rounding = 2n * BigInt(lots) * 10n ** BigInt(18 - decimals);
+  const rounding = 2n * BigInt(lots) * unitOf(decimals);
   const net = roundAt(cost, decimals, 'floor') - ceilAt(times(cost, fraction), decimals) - rounding;
   return net > 0n ? net : 0n;
 }

@@ -10,7 +10,7 @@
  */
 import { BUY, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, SELL, type MakerAdmission, type SelfTradePrevention } from '../book/order-book.ts';
 import { reject, type Rejection } from '../errors.ts';
-import { formatDecimal, type Fixed } from '../money.ts';
+import { formatDecimal, SCALE, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
 import {
@@ -308,7 +308,7 @@ function isolatedFlipShortfall(r: OrderRequest, position: Position | undefined, 
 const probe = { buyLots: 0, buyNotional: 0n, sellLots: 0, sellNotional: 0n };
 
 function estimate(market: LinearMarket, lots: number, mark: Fixed | null): Fixed {
-  return mark === null ? 0n : (BigInt(lots) * market.units.step * mark) / 10n ** 18n;
+  return mark === null ? 0n : (BigInt(lots) * market.units.step * mark) / SCALE;
 }
 
 /** What an immediate order would take from the book now: lots and exact notional, own orders skipped. */

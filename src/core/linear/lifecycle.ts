@@ -28,7 +28,7 @@
  */
 import { BUY, SELL } from '../book/order-book.ts';
 import type { Ledger } from '../ledger/ledger.ts';
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, unitOf, type Fixed } from '../money.ts';
 import type { IndexBoard } from '../prices/index-board.ts';
 import type { MarginMode } from '../records.ts';
 import type { LinearAccount } from './account.ts';
@@ -151,7 +151,7 @@ export class LinearLifecycle {
 
   /** Rounds to the settlement unit toward −∞: payers pay up, receivers receive down. */
   private roundDown(amount: Fixed): Fixed {
-    const unit = 10n ** BigInt(18 - this.deps.settlementDecimals);
+    const unit = unitOf(this.deps.settlementDecimals);
     return divRound(amount, unit, 'floor') * unit;
   }
 
@@ -263,7 +263,7 @@ export class LinearLifecycle {
    */
   private chargeLiquidationFee(p: Position, filledNotional: Fixed, payable: Fixed): void {
     if (filledNotional === 0n || payable <= 0n) return;
-    const unit = 10n ** BigInt(18 - this.deps.settlementDecimals);
+    const unit = unitOf(this.deps.settlementDecimals);
     const fee = divRound(filledNotional * BigInt(this.settings.liquidation.feeBps), 10_000n * unit, 'ceil') * unit;
     const charged = fee < payable ? fee : payable - (payable % unit);
     if (charged > 0n) this.engine.cash.chargeLiquidationFee(p, charged);

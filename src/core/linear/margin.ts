@@ -16,7 +16,7 @@
  * always allowed; otherwise free after the order, minus its worst-case taker fee, must stay ≥ 0.
  */
 import { BUY } from '../book/order-book.ts';
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, SCALE, type Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
 import type { LinearAccount, OrderTotals } from './account.ts';
 import type { LinearMarket } from './market.ts';
@@ -33,8 +33,6 @@ export interface AccountRisk {
   readonly orderIM: Fixed;
   readonly free: Fixed;
 }
-
-const SCALE = 10n ** 18n;
 
 /** Mark used for risk: the fresh mark, or the last one while the index is briefly stale. */
 export function riskMark(market: LinearMarket): Fixed | null {

@@ -12,7 +12,7 @@ import { OrderBook } from '../book/order-book.ts';
 import { BUY, SELL } from '../book/order-book.ts';
 import type { LedgerAccount } from '../ledger/ledger.ts';
 import { MarketUnits, type MarketSpec, type MarketStatus } from '../markets.ts';
-import { div, type Fixed } from '../money.ts';
+import { div, SCALE, type Fixed } from '../money.ts';
 import { MarginSchedule } from '../risk/margin-tiers.ts';
 import { emaUpdate, emptyEma, type EmaState } from '../../pricing/ema.ts';
 import { futureMark, localMedian, perpMark } from '../../pricing/mark-price.ts';
@@ -163,7 +163,7 @@ export class LinearMarket {
   private setRiskMark(mark: Fixed): void {
     if (mark === this.riskMark) return;
     this.riskMark = mark;
-    this.riskLotValue = (this.units.step * mark) / 10n ** 18n;
+    this.riskLotValue = (this.units.step * mark) / SCALE;
     this.markVersion++;
   }
 

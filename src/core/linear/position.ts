@@ -9,7 +9,7 @@
  * bucket): realised PnL of the position is added to it and what is left returns to the free
  * collateral when the position closes.
  */
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, SCALE, type Fixed } from '../money.ts';
 import type { MarginMode, PositionRecord, PositionStatus } from '../records.ts';
 import type { LinearMarket } from './market.ts';
 
@@ -117,18 +117,18 @@ export class Position {
 
   entryPrice(): Fixed | null {
     if (this.size === 0) return null;
-    return divRound(this.cost * 10n ** 18n, this.market.units.size(this.size), 'halfUp');
+    return divRound(this.cost * SCALE, this.market.units.size(this.size), 'halfUp');
   }
 
   /** Unrealised PnL at `mark`: size x mark - cost. */
   unrealized(mark: Fixed): Fixed {
     if (this.size === 0) return 0n;
-    return divRound(mark * this.market.units.size(this.size), 10n ** 18n, 'floor') - this.cost;
+    return divRound(mark * this.market.units.size(this.size), SCALE, 'floor') - this.cost;
   }
 
   /** Absolute notional at `mark`. */
   notional(mark: Fixed): Fixed {
-    const n = divRound(mark * this.market.units.size(Math.abs(this.size)), 10n ** 18n, 'ceil');
+    const n = divRound(mark * this.market.units.size(Math.abs(this.size)), SCALE, 'ceil');
     return n;
   }
 }

@@ -2,7 +2,7 @@
  * Snapshots of the linear engine's live objects as immutable records (core/records.ts shapes).
  */
 import { BUY } from '../book/order-book.ts';
-import { divRound, type Fixed } from '../money.ts';
+import { divRound, SCALE, type Fixed } from '../money.ts';
 import type { FillRecord, FillSide, MarginMode, OrderRecord, PositionRecord } from '../records.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder } from './order.ts';
@@ -26,7 +26,7 @@ export function orderRecord(o: LinearOrder): OrderRecord {
     quantity,
     filledQuantity: filled,
     remainingQuantity: !live ? 0n : o.remainingLots === o.originalLots ? quantity : units.size(o.remainingLots),
-    avgFillPrice: o.filledLots === 0 ? null : divRound(o.filledNotional * 10n ** 18n, filled, 'halfUp'),
+    avgFillPrice: o.filledLots === 0 ? null : divRound(o.filledNotional * SCALE, filled, 'halfUp'),
     status: o.status,
     timeInForce: r.timeInForce,
     postOnly: r.postOnly,
