@@ -1,6 +1,7 @@
 // Lint rules: typescript-eslint's recommended set plus the layering rule of docs/architecture.md:
 // src/core and src/pricing are pure (no I/O, no framework, no clock), so they may not import
-// node built-ins, the web framework, the store or anything outside their own folders.
+// node built-ins, the web framework, the store or anything outside their own folders; and their
+// assertions build no message unless they fail.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -26,7 +27,14 @@ export default tseslint.config(
   {
     files: ['src/core/**/*.ts', 'src/pricing/**/*.ts'],
     ignores: ['**/*.test.ts'],
-    rules: { 'no-restricted-imports': ['error', pureImportBan] },
+    rules: {
+      'no-restricted-imports': ['error', pureImportBan],
+      // assert()'s message is built on every call: one naming values goes behind an if (assert.ts fail()).
+      'no-restricted-syntax': ['error', {
+        selector: "CallExpression[callee.name='assert'] > TemplateLiteral.arguments:nth-child(2)",
+        message: 'a template message is built even when the assertion holds: write if (!cond) fail(`...`)',
+      }],
+    },
   },
   {
     files: ['src/pricing/**/*.ts'],

@@ -4,7 +4,7 @@
  * order book's owner key. Identity (SIWE, sessions, API keys) lives in the gateway; the core only
  * ever sees an address that the gateway has already authenticated.
  */
-import { assert } from './assert.ts';
+import { fail } from './assert.ts';
 
 export interface Account {
   readonly id: number;
@@ -22,7 +22,7 @@ export class Accounts {
   open(address: string, now: number): Account {
     const existing = this.byAddress.get(address);
     if (existing !== undefined) return existing;
-    assert(ADDRESS.test(address), `account address must be lower-case 0x hex: ${address}`);
+    if (!ADDRESS.test(address)) fail(`account address must be lower-case 0x hex: ${address}`);
     const account: Account = { id: this.byId.length + 1, address, createdAt: now };
     this.byAddress.set(address, account);
     this.byId.push(account);

@@ -12,3 +12,12 @@ export class InvariantError extends Error {
 export function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new InvariantError(message);
 }
+
+/**
+ * Fails an invariant whose message names the values involved: `if (balance < 0n) fail(\`... ${balance}\`)`.
+ * A template literal passed to assert() is built on every call, failing or not (a bigint's digits,
+ * on every ledger move); behind the `if` it is built only when the invariant breaks.
+ */
+export function fail(message: string): never {
+  throw new InvariantError(message);
+}

@@ -12,7 +12,7 @@
  * Fail-stop: an InvariantError thrown while applying a command means the state may be wrong; the
  * runtime stops the process rather than acknowledge anything further.
  */
-import { assert } from './assert.ts';
+import { fail } from './assert.ts';
 import { Accounts } from './accounts.ts';
 import type { Command, CommandOf, CommandType } from './commands.ts';
 import { isRejection, reject, type Rejection } from './errors.ts';
@@ -224,7 +224,7 @@ export class Exchange {
 
   /** Registers the engine that keeps holds on a bucket (perps: margin; spot/options: reserves). */
   registerHolds(bucket: Bucket, holds: BucketHolds): void {
-    assert(!this.holds.has(bucket), `holds for ${bucket} registered twice`);
+    if (this.holds.has(bucket)) fail(`holds for ${bucket} registered twice`);
     this.holds.set(bucket, holds);
   }
 
@@ -241,7 +241,7 @@ export class Exchange {
     this.linear.flush();
     this.clob.flush();
     if (isRejection(result)) {
-      assert(this.events.length === 0, `command ${command.type} was rejected after it changed state`);
+      if (this.events.length !== 0) fail(`command ${command.type} was rejected after it changed state`);
       this.accounts.truncate(accountsBefore);
       this.ledger.forgetTouched();
       return result;

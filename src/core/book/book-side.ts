@@ -12,7 +12,7 @@
  * order-book.test.ts and order-book.property.test.ts.
  */
 
-import { assert } from '../assert.ts';
+import { assert, fail } from '../assert.ts';
 import { Level, NIL } from './level.ts';
 import type { Side } from './types.ts';
 
@@ -257,11 +257,11 @@ export class BookSide {
     if (n.right !== NIL) assert(n.right.parent === n, 'right child points back at its parent');
     if (n.red) assert(!n.left.red && !n.right.red, 'no red node has a red child');
     const hl = this.checkSubtree(n.left, cursor);
-    assert(cursor.next === n, `tree in-order matches the level list at price ${n.priceTicks}`);
+    if (cursor.next !== n) fail(`tree in-order matches the level list at price ${n.priceTicks}`);
     cursor.next = n.next;
     cursor.count++;
     const hr = this.checkSubtree(n.right, cursor);
-    assert(hl === hr, `equal black heights under price ${n.priceTicks}`);
+    if (hl !== hr) fail(`equal black heights under price ${n.priceTicks}`);
     return hl + (n.red ? 0 : 1);
   }
 }

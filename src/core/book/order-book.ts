@@ -15,7 +15,7 @@
  * and order-book.property.test.ts (random command streams against NaiveBook).
  */
 
-import { assert } from '../assert.ts';
+import { assert, fail } from '../assert.ts';
 import { BookSide } from './book-side.ts';
 import { Level } from './level.ts';
 import { BookOrder } from './order.ts';
@@ -269,11 +269,11 @@ export class OrderBook {
   checkInvariants(): void {
     let listed = 0;
     for (const s of [this.bids, this.asks]) listed += this.checkSide(s);
-    assert(listed === this.orders.size, `id index holds ${this.orders.size} orders, levels hold ${listed}`);
+    if (listed !== this.orders.size) fail(`id index holds ${this.orders.size} orders, levels hold ${listed}`);
     const b = this.bids.best;
     const a = this.asks.best;
     if (b !== null && a !== null) {
-      assert(b.priceTicks < a.priceTicks, `book crossed: bid ${b.priceTicks} >= ask ${a.priceTicks}`);
+      if (b.priceTicks >= a.priceTicks) fail(`book crossed: bid ${b.priceTicks} >= ask ${a.priceTicks}`);
     }
     assert(this.freeCount <= LEVEL_POOL_MAX, 'level pool within its cap');
   }
@@ -285,12 +285,12 @@ export class OrderBook {
     for (let l = s.best; l !== null; prev = l, l = l.next) {
       levels++;
       const at = `side ${s.side} price ${l.priceTicks}`;
-      assert(l.prev === prev, `${at}: level prev link`);
-      assert(l.side === s.side, `${at}: level side`);
-      assert(l.key === (s.side === BUY ? -l.priceTicks : l.priceTicks), `${at}: level key`);
-      if (prev !== null) assert(prev.key < l.key, `${at}: levels strictly in price order`);
-      assert(s.byPrice.get(l.priceTicks) === l, `${at}: price map entry`);
-      assert(l.orderCount > 0 && l.head !== null && l.tail !== null, `${at}: level is not empty`);
+      if (l.prev !== prev) fail(`${at}: level prev link`);
+      if (l.side !== s.side) fail(`${at}: level side`);
+      if (l.key !== (s.side === BUY ? -l.priceTicks : l.priceTicks)) fail(`${at}: level key`);
+      if (prev !== null && prev.key >= l.key) fail(`${at}: levels strictly in price order`);
+      if (s.byPrice.get(l.priceTicks) !== l) fail(`${at}: price map entry`);
+      if (!(l.orderCount > 0 && l.head !== null && l.tail !== null)) fail(`${at}: level is not empty`);
       let n = 0;
       let sum = 0;
       let po: BookOrder | null = null;
@@ -298,21 +298,21 @@ export class OrderBook {
         n++;
         sum += o.remainingLots;
         const oat = `${at} order ${o.id}`;
-        assert(o.prev === po, `${oat}: order prev link`);
-        assert(o.level === l, `${oat}: order level link`);
-        assert(o.side === s.side && o.priceTicks === l.priceTicks, `${oat}: order side/price`);
-        assert(Number.isSafeInteger(o.remainingLots) && o.remainingLots > 0, `${oat}: positive size`);
-        if (po !== null) assert(po.seq < o.seq, `${oat}: FIFO by seq`);
-        assert(o.seq > 0 && o.seq < this.nextSeq, `${oat}: seq assigned`);
-        assert(this.orders.get(o.id) === o, `${oat}: id index entry`);
+        if (o.prev !== po) fail(`${oat}: order prev link`);
+        if (o.level !== l) fail(`${oat}: order level link`);
+        if (o.side !== s.side || o.priceTicks !== l.priceTicks) fail(`${oat}: order side/price`);
+        if (!(Number.isSafeInteger(o.remainingLots) && o.remainingLots > 0)) fail(`${oat}: positive size`);
+        if (po !== null && po.seq >= o.seq) fail(`${oat}: FIFO by seq`);
+        if (!(o.seq > 0 && o.seq < this.nextSeq)) fail(`${oat}: seq assigned`);
+        if (this.orders.get(o.id) !== o) fail(`${oat}: id index entry`);
       }
-      assert(po === l.tail, `${at}: tail link`);
-      assert(n === l.orderCount, `${at}: orderCount ${l.orderCount} vs ${n} orders`);
-      assert(sum === l.totalLots, `${at}: totalLots ${l.totalLots} vs sum ${sum}`);
+      if (po !== l.tail) fail(`${at}: tail link`);
+      if (n !== l.orderCount) fail(`${at}: orderCount ${l.orderCount} vs ${n} orders`);
+      if (sum !== l.totalLots) fail(`${at}: totalLots ${l.totalLots} vs sum ${sum}`);
       orders += n;
     }
-    assert(levels === s.byPrice.size, `side ${s.side}: price map size ${s.byPrice.size} vs ${levels} levels`);
-    assert(s.checkTree() === levels, `side ${s.side}: tree size`);
+    if (levels !== s.byPrice.size) fail(`side ${s.side}: price map size ${s.byPrice.size} vs ${levels} levels`);
+    if (s.checkTree() !== levels) fail(`side ${s.side}: tree size`);
     return orders;
   }
 

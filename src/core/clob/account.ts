@@ -7,7 +7,7 @@
  * sum of `reserve` over the live orders of that bucket and asset; `sellLots(market)` equals the
  * remaining lots of the account's resting option sell orders on it.
  */
-import { assert } from '../assert.ts';
+import { assert, fail } from '../assert.ts';
 import type { Bucket } from '../ledger/ledger.ts';
 import type { Fixed } from '../money.ts';
 import { ClientIds } from '../client-ids.ts';
@@ -36,7 +36,7 @@ export class ClobAccount {
     if (delta === 0n) return;
     const key = `${bucket}:${asset}`;
     const next = (this.holds.get(key) ?? 0n) + delta;
-    assert(next >= 0n, `hold ${key} of account ${this.id} would be negative`);
+    if (next < 0n) fail(`hold ${key} of account ${this.id} would be negative`);
     if (next === 0n) this.holds.delete(key);
     else this.holds.set(key, next);
   }
@@ -47,7 +47,7 @@ export class ClobAccount {
 
   adjustSellLots(market: ClobMarket, delta: number): void {
     const next = this.sellLots(market) + delta;
-    assert(next >= 0, `resting sell lots of account ${this.id} on ${market.spec.id} would be negative`);
+    if (!(next >= 0)) fail(`resting sell lots of account ${this.id} on ${market.spec.id} would be negative`);
     if (next === 0) this.restingSells.delete(market);
     else this.restingSells.set(market, next);
   }
@@ -80,7 +80,7 @@ export class ClobAccount {
   }
 
   track(order: ClobOrder): void {
-    assert(!this.orders.has(order.id), `order ${order.id} tracked twice`);
+    if (this.orders.has(order.id)) fail(`order ${order.id} tracked twice`);
     this.orders.set(order.id, order);
     this.counts.set(order.market, (this.counts.get(order.market) ?? 0) + 1);
   }

@@ -19,7 +19,7 @@
  * `allOrNone` false is refused (VALIDATION_ERROR); `cancelOnFailure` is a no-op because nothing
  * ever rests; per-leg time in force does not exist. Tested in strategy.test.ts and over HTTP.
  */
-import { assert } from '../assert.ts';
+import { fail } from '../assert.ts';
 import { BUY, type Side } from '../book/order-book.ts';
 import { reject, type Rejection } from '../errors.ts';
 import { PLAIN_ORDER, type OrderRequest } from '../linear/order.ts';
@@ -99,7 +99,7 @@ export function runStrategy(
   const sellsFirst = [...sells, ...legs.filter((l) => l.request.side === BUY)];
   for (const leg of sellsFirst) {
     const order = e.open(account, leg.market, leg.request, leg.plan, false);
-    assert(order.status === 'filled', `strategy leg ${leg.market.spec.id} did not fill after its check`);
+    if (order.status !== 'filled') fail(`strategy leg ${leg.market.spec.id} did not fill after its check`);
     orders.set(leg, order);
   }
   const leg = (l: Leg) => {

@@ -14,7 +14,7 @@
  *
  * Tested by ledger.test.ts and by the invariant checks the exchange tests run after every command.
  */
-import { assert } from '../assert.ts';
+import { assert, fail } from '../assert.ts';
 import type { Fixed } from '../money.ts';
 import { TouchedSet } from '../touched.ts';
 
@@ -178,7 +178,7 @@ export class Ledger {
 
   /** A two-line transaction moving `amount` (>= 0) from one account to another. */
   move(type: LedgerEntryType, from: LedgerAccount, to: LedgerAccount, amount: Fixed, at: number, meta?: PostMeta): number {
-    assert(amount >= 0n, `ledger move of a negative amount ${amount}`);
+    if (amount < 0n) fail(`ledger move of a negative amount ${amount}`);
     assert(from.asset === to.asset, 'ledger move across assets');
     return this.post(type, [{ account: from, delta: -amount }, { account: to, delta: amount }], at, meta);
   }
@@ -189,7 +189,7 @@ export class Ledger {
     for (let i = 0; i < touched.size; i++) {
       const key = touched.at(i);
       const balance = this.balances.get(key) ?? 0n;
-      assert(balance >= 0n, `user ledger account ${key} is negative: ${balance}`);
+      if (balance < 0n) fail(`user ledger account ${key} is negative: ${balance}`);
     }
     touched.reset();
   }
@@ -234,9 +234,9 @@ function assertBalanced(type: LedgerEntryType, lines: readonly LedgerLine[]): vo
     if (line.account.asset === first) sum += line.delta;
     else mixed = true;
   }
-  assert(sum === 0n, `ledger tx ${type} unbalanced in ${first} by ${sum}`);
+  if (sum !== 0n) fail(`ledger tx ${type} unbalanced in ${first} by ${sum}`);
   if (!mixed) return;
   const sums = new Map<string, Fixed>();
   for (const line of lines) sums.set(line.account.asset, (sums.get(line.account.asset) ?? 0n) + line.delta);
-  for (const [asset, total] of sums) assert(total === 0n, `ledger tx ${type} unbalanced in ${asset} by ${total}`);
+  for (const [asset, total] of sums) if (total !== 0n) fail(`ledger tx ${type} unbalanced in ${asset} by ${total}`);
 }

@@ -4,7 +4,7 @@
  * O(positions), never a scan of orders), and its client order ids (the rule shared with the CLOB
  * engine is in client-ids.ts).
  */
-import { assert } from '../assert.ts';
+import { assert, fail } from '../assert.ts';
 import { ClientIds } from '../client-ids.ts';
 import type { LedgerAccount } from '../ledger/ledger.ts';
 import type { Fixed } from '../money.ts';
@@ -127,7 +127,7 @@ export class LinearAccount {
   track(order: LinearOrder): void {
     const before = this.orders.size;
     this.orders.set(order.id, order);
-    assert(this.orders.size === before + 1, `order ${order.id} tracked twice`);
+    if (this.orders.size !== before + 1) fail(`order ${order.id} tracked twice`);
     const c = this.countsOf(order.market);
     c.orders++;
     if (order.trigger !== null) c.triggers++;

@@ -13,7 +13,7 @@
  * equal the sum of resting non-reduce-only orders, a user's perps balance never ends negative
  * (shortfalls are covered by the insurance fund in the same command), client ids are unique.
  */
-import { assert } from '../assert.ts';
+import { fail } from '../assert.ts';
 import { BUY, SELL, type BookOrder, type MakerCancel, type MatchSink } from '../book/order-book.ts';
 import { isRejection, reject, type Rejection } from '../errors.ts';
 import { CommandChanges } from '../command-changes.ts';
@@ -392,9 +392,9 @@ export class LinearEngine implements MatchSink {
     const account = this.accounts.get(order.owner);
     account?.reduceOnlyLosses.changed(order);
     const position = order.countedIn ?? account?.position(order.market, order.request.marginMode);
-    assert(position !== undefined, `reduce-only order ${order.id} rests without a position`);
+    if (position === undefined) fail(`reduce-only order ${order.id} rests without a position`);
     position.restingReduceOnlyLots += lots - order.countedReduceOnlyLots;
-    assert(position.restingReduceOnlyLots >= 0, `position ${position.id}: resting reduce-only lots below zero`);
+    if (!(position.restingReduceOnlyLots >= 0)) fail(`position ${position.id}: resting reduce-only lots below zero`);
     order.countedReduceOnlyLots = lots;
     order.countedIn = lots === 0 ? null : position;
   }

@@ -14,7 +14,7 @@
  * so `pendingWithdrawalTotal` is exactly the sum of the account's non-terminal withdrawals.
  * Chain adapters report what they see; every decision (credit, refund) is made here, in order.
  */
-import { assert } from '../assert.ts';
+import { fail } from '../assert.ts';
 import { formatDecimal, type Fixed } from '../money.ts';
 import { reject, type Rejection } from '../errors.ts';
 import { systemAccount, userAccount, type Bucket, type Ledger } from '../ledger/ledger.ts';
@@ -274,7 +274,7 @@ export class Wallet {
 
   private addPending(accountId: number, delta: Fixed): void {
     const next = (this.pendingWithdrawals.get(accountId) ?? 0n) + delta;
-    assert(next >= 0n, `pending withdrawals of account ${accountId} went negative`);
+    if (next < 0n) fail(`pending withdrawals of account ${accountId} went negative`);
     if (next === 0n) this.pendingWithdrawals.delete(accountId);
     else this.pendingWithdrawals.set(accountId, next);
   }
