@@ -21,6 +21,7 @@ import { BUCKETS, Ledger, type Bucket } from './ledger/ledger.ts';
 import type { LinearLimits } from './linear/checks.ts';
 import { LinearEngine, type PerpPreview, type PlaceResult, type QuoteResult } from './linear/engine.ts';
 import { LinearLifecycle, type LifecycleSettings } from './linear/lifecycle.ts';
+import { MARK_SETTINGS } from './linear/market.ts';
 import { PLAIN_ORDER, type OrderRequest } from './linear/order.ts';
 import { listedExpiries } from './listings.ts';
 import type { MarketSpec } from './markets.ts';
@@ -310,7 +311,29 @@ export class Exchange {
     for (const underlying of new Set(this.config.linear.perps.map((p) => p.underlying))) {
       this.board.recompute(underlying, this.clock);
     }
+    this.keepSettlementWindows();
     return null;
+  }
+
+  /**
+   * Pins the index history every unsettled expiry still needs. Settlement averages the index over
+   * the window before expiry; after downtime past the history's retention, the first command would
+   * otherwise prune that window away and the expiry would settle at the last price in force.
+   * Listings and settlements happen on ticks, so the pin is kept current at the end of each.
+   */
+  private keepSettlementWindows(): void {
+    const from = new Map<string, number>();
+    const keep = (underlying: string, windowStart: number) => {
+      const earliest = from.get(underlying);
+      if (earliest === undefined || windowStart < earliest) from.set(underlying, windowStart);
+    };
+    for (const m of this.linear.markets.values()) {
+      if (m.spec.expiry !== null && !m.settled) keep(m.spec.underlying, m.spec.expiry - MARK_SETTINGS.settlementWindowMs);
+    }
+    for (const [expiry, markets] of this.clob.byExpiry) {
+      for (const m of markets) keep(m.underlying, expiry - this.clob.limits.settlementWindowMs);
+    }
+    for (const underlying of this.index.underlyingNames()) this.index.keepFrom(underlying, from.get(underlying) ?? null);
   }
 
   private ensureListings(): void {

@@ -81,6 +81,21 @@ describe('settlement at the index TWAP', () => {
     assert.equal(settlementLines.length, 3); // A, B and the clearing account
   });
 
+  test('an expiry first reached after downtime longer than the index history still settles at its window TWAP', () => {
+    const { v, call } = venue();
+    v.order(B, { market: call, side: 'sell', qty: '1', price: '2000' });
+    v.order(A, { market: call, side: 'buy', qty: '1', price: '2000', tif: 'ioc' });
+    drivePath(v);
+    const before = fx(v.balance(A, 'options'));
+    // Down from E − 10 min until past the two hours of index history kept: the first command after
+    // it is an index input, which prunes that history before the tick that settles.
+    const back = E + 2 * 60 * MIN + 5 * MIN;
+    v.index('BTC', '120000', back);
+    v.tick(back + 1);
+    assert.equal(v.clob.markets.has(call), false, 'settled');
+    assert.equal(fx(v.balance(A, 'options')) - before, fx('2333.333333'), 'paid at the window TWAP 102 333.33, not 103 000');
+  });
+
   test('trading stops at the expiry instant; orders are expired at the next tick', () => {
     const { v, call } = venue();
     v.order(A, { market: call, side: 'buy', qty: '1', price: '1000' });

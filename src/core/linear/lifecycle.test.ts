@@ -255,6 +255,26 @@ describe('dated futures', () => {
     assert.equal(w.size(2, id), 0);
   });
 
+  test('an expiry first reached after downtime longer than the index history still settles at its window TWAP', () => {
+    const { w, expiry, id } = futurePosition();
+    const MIN = 60_000;
+    // 100 000 for the first 20 minutes of the window, 103 000 for the last 10: TWAP 101 000
+    for (let t = expiry - 31 * MIN; t < expiry; t += MIN) {
+      w.index(t < expiry - 10 * MIN ? '100000' : '103000', t);
+      w.tick(t + 1);
+    }
+    // The venue is down from just before expiry until past the two hours of history it keeps; the
+    // first command after it is an index input, which prunes that history before any tick settles.
+    const back = expiry + 2 * HOUR + 5 * MIN;
+    w.index('120000', back);
+    w.tick(back + 1);
+    const market = w.ex.linear.markets.get(id)!;
+    assert.equal(market.settlementPrice, fx('101000'), 'the window TWAP, not the last price before expiry (103 000)');
+    assert.equal(w.size(2, id), 0);
+    w.tick(back + 3 * HOUR);
+    assert.ok(w.ex.index.twap('BTC', expiry - 30 * MIN, expiry) !== fx('101000'), 'once settled, the window is no longer kept');
+  });
+
   test('a final window without a fresh index settles at the first fresh index after expiry', () => {
     const { w, expiry, id } = futurePosition();
     assert.ok(expiry - 30 * 60_000 > T0 + 3 * HOUR, 'the index is stale through the final window');

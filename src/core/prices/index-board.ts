@@ -9,7 +9,9 @@
  * with no timer. A fresh pushed price overrides the sources.
  *
  * For expiry settlement the board keeps a time-weighted history of the index (TWAP over the last
- * `twapRetentionMs`), with the time the index was stale left out.
+ * `twapRetentionMs`), with the time the index was stale left out, and further back while a
+ * settlement still needs it (`keepFrom`): an expiry settled late, after downtime, still averages
+ * its own window.
  */
 import type { Fixed } from '../money.ts';
 import { indexPrice, MAX_FUTURE_SKEW_MS, type SourceQuote } from '../../pricing/index-price.ts';
@@ -33,6 +35,8 @@ interface UnderlyingState {
   readonly sources: Map<string, SourceQuote>;
   push: SourceQuote | null;
   readonly twap: TwapAccumulator;
+  /** The start of the earliest settlement window not yet settled (kept from pruning), or null. */
+  keepFrom: number | null;
   /**
    * The last index computed, for the time it was computed at; dropped when an input arrives. Every
    * order reads the index (the mark is only valid while it is fresh), often several times per
@@ -107,6 +111,14 @@ export class IndexBoard {
     return newest?.price ?? null;
   }
 
+  /**
+   * Keeps the history from `fromMs` on (the earliest settlement window of `underlying` that is not
+   * settled yet), or, with null, only the last `twapRetentionMs`.
+   */
+  keepFrom(underlying: string, fromMs: number | null): void {
+    this.state(underlying).keepFrom = fromMs;
+  }
+
   underlyingNames(): string[] {
     return [...this.underlyings.keys()];
   }
@@ -119,13 +131,14 @@ export class IndexBoard {
   sample(underlying: string, now: number): void {
     const state = this.state(underlying);
     state.twap.add(now, this.index(underlying, now)?.price ?? null);
-    state.twap.prune(now - this.settings.twapRetentionMs);
+    const cut = now - this.settings.twapRetentionMs;
+    state.twap.prune(state.keepFrom !== null && state.keepFrom < cut ? state.keepFrom : cut);
   }
 
   private state(underlying: string): UnderlyingState {
     let s = this.underlyings.get(underlying);
     if (s === undefined) {
-      s = { sources: new Map(), push: null, twap: new TwapAccumulator(), memo: null };
+      s = { sources: new Map(), push: null, twap: new TwapAccumulator(), keepFrom: null, memo: null };
       this.underlyings.set(underlying, s);
     }
     return s;
