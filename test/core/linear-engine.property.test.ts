@@ -63,7 +63,16 @@ const ETH = 'ETH-PERP';
 const UNKNOWN = 'XRP-PERP';
 const CLIENT_IDS = ['c1', 'c2', 'c3'];
 const QUOTE_IDS = ['q1', 'q2'];
-const CONFIG = coreConfig({ depositConfirmations: 1, indexMaxAgeMs: 3_600_000 });
+const BASE_CONFIG = coreConfig({ depositConfirmations: 1, indexMaxAgeMs: 3_600_000 });
+// Open-order limits low enough for random streams to reach them (with take-profit / stop-loss
+// exits owed by resting parents), so the model's rule is checked against the engine's.
+const CONFIG = {
+  ...BASE_CONFIG,
+  linear: {
+    ...BASE_CONFIG.linear,
+    limits: { ...BASE_CONFIG.linear.limits, maxOpenOrdersPerAccount: 14, maxOpenOrdersPerMarket: 9, maxTriggersPerMarket: 3 },
+  },
+};
 const LIMITS = CONFIG.linear.limits;
 const SPECS = new Map<string, MarketSpec>(CONFIG.linear.perps.map((s) => [s.id, s]));
 const STALE_JUMP = 3_700_000;
@@ -414,17 +423,21 @@ class Model implements MatchSink {
       return 'PRICE_OUT_OF_BAND';
     }
     if (!triggered) {
+      // Exits count from their parent's placement: a live order that has not filled yet still owes
+      // the take-profit / stop-loss orders it declared.
+      const declared = (o: { request: OrderRequest }) =>
+        o.request.reduceOnly ? 0 : [o.request.takeProfitPrice, o.request.stopLossPrice].filter((p) => p !== null).length;
+      const owed = (orders: MOrder[]) => orders.reduce((n, o) => n + (o.exits === null ? declared(o) : 0), 0);
       const mine = this.liveOf(acct);
       const inMarket = mine.filter((o) => o.request.marketId === r.marketId);
       const conditional = r.stopPrice !== null;
-      if (mine.length >= LIMITS.maxOpenOrdersPerAccount) return 'TOO_MANY_OPEN_ORDERS';
-      if (inMarket.length >= LIMITS.maxOpenOrdersPerMarket && (r.timeInForce === 'gtc' || conditional)) {
-        return 'TOO_MANY_OPEN_ORDERS';
-      }
+      const exits = declared({ request: r });
+      if (mine.length + owed(mine) + exits >= LIMITS.maxOpenOrdersPerAccount) return 'TOO_MANY_OPEN_ORDERS';
+      const leaves = (r.timeInForce === 'gtc' || conditional ? 1 : 0) + exits;
+      if (leaves > 0 && inMarket.length + owed(inMarket) + leaves > LIMITS.maxOpenOrdersPerMarket) return 'TOO_MANY_OPEN_ORDERS';
       const triggers = inMarket.filter((o) => o.status === 'untriggered').length;
-      const added = [conditional, r.takeProfitPrice !== null, r.stopLossPrice !== null]
-        .filter(Boolean).length;
-      if (added > 0 && triggers + added > LIMITS.maxTriggersPerMarket) return 'TOO_MANY_OPEN_ORDERS';
+      const added = (conditional ? 1 : 0) + exits;
+      if (added > 0 && triggers + owed(inMarket) + added > LIMITS.maxTriggersPerMarket) return 'TOO_MANY_OPEN_ORDERS';
       const cid = r.clientOrderId;
       if (cid !== null && this.cidInUse(acct, cid)) return 'DUPLICATE_CLIENT_ORDER_ID';
     }

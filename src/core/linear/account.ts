@@ -11,7 +11,7 @@ import type { Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
 import type { OrderSums } from './margin.ts';
 import type { LinearMarket } from './market.ts';
-import type { LinearOrder } from './order.ts';
+import type { LinearOrder, OrderRequest } from './order.ts';
 import { Position } from './position.ts';
 import { ReduceOnlyLosses } from './reduce-only-losses.ts';
 
@@ -74,7 +74,19 @@ export class OrderTotals {
   }
 }
 
-const NO_LIVE_ORDERS = Object.freeze({ orders: 0, triggers: 0 });
+/** Live orders of an account in one market: all, the conditional ones, and exits not yet created. */
+export interface LiveCounts {
+  orders: number;
+  triggers: number;
+  /**
+   * The take-profit / stop-loss exits its live orders will create at their first fill (each
+   * declares one or two). They count against the open-order limits from the parent's placement, so
+   * that filling parents never takes an account past a limit.
+   */
+  pendingExits: number;
+}
+
+const NO_LIVE_ORDERS: Readonly<LiveCounts> = Object.freeze({ orders: 0, triggers: 0, pendingExits: 0 });
 
 export class LinearAccount {
   readonly positions = new Map<string, Position>();
@@ -82,7 +94,9 @@ export class LinearAccount {
   /** Live orders (resting or untriggered) by internal id. */
   readonly orders = new Map<number, LinearOrder>();
   /** Live and conditional order counts per market, for the open-order limits. */
-  private readonly counts = new Map<LinearMarket, { orders: number; triggers: number }>();
+  private readonly counts = new Map<LinearMarket, LiveCounts>();
+  /** Exits not yet created, over all markets (LiveCounts.pendingExits), for the per-account limit. */
+  pendingExits = 0;
   /** Client order ids of live and recently ended orders (client-ids.ts). */
   readonly clientIds = new ClientIds();
   /**
@@ -133,11 +147,26 @@ export class LinearAccount {
     if (order.trigger !== null) c.triggers++;
     else if (c.orders - c.triggers === 1) order.market.accountsWithOrders.add(this.id);
     if (order.request.reduceOnly && order.trigger === null) this.liveReduceOnly++;
+    const exits = order.exits === null ? exitsDeclared(order.request) : 0;
+    if (exits > 0) {
+      order.pendingExits = exits;
+      c.pendingExits += exits;
+      this.pendingExits += exits;
+    }
+  }
+
+  /** The order created its exits (its first fill), or ended without: they are no longer pending. */
+  exitsSettled(order: LinearOrder): void {
+    if (order.pendingExits === 0) return;
+    this.countsOf(order.market).pendingExits -= order.pendingExits;
+    this.pendingExits -= order.pendingExits;
+    order.pendingExits = 0;
   }
 
   /** Stops tracking an order that ended (filled, cancelled, expired). */
   untrack(order: LinearOrder): void {
     if (!this.orders.delete(order.id)) return;
+    this.exitsSettled(order);
     const c = this.countsOf(order.market);
     c.orders--;
     if (order.trigger !== null) c.triggers--;
@@ -153,13 +182,13 @@ export class LinearAccount {
     if (order.request.reduceOnly) this.liveReduceOnly++;
   }
 
-  liveCounts(market: LinearMarket): { readonly orders: number; readonly triggers: number } {
+  liveCounts(market: LinearMarket): Readonly<LiveCounts> {
     return this.counts.get(market) ?? NO_LIVE_ORDERS;
   }
 
-  private countsOf(market: LinearMarket): { orders: number; triggers: number } {
+  private countsOf(market: LinearMarket): LiveCounts {
     let c = this.counts.get(market);
-    if (c === undefined) this.counts.set(market, (c = { orders: 0, triggers: 0 }));
+    if (c === undefined) this.counts.set(market, (c = { orders: 0, triggers: 0, pendingExits: 0 }));
     return c;
   }
 
@@ -173,4 +202,10 @@ export class LinearAccount {
   isIdle(): boolean {
     return this.positions.size === 0 && this.orders.size === 0 && this.clientIds.size === 0;
   }
+}
+
+/** How many exits (take-profit, stop-loss) an order creates when it first fills: reduce-only ones none. */
+export function exitsDeclared(r: OrderRequest): number {
+  if (r.reduceOnly) return 0;
+  return (r.takeProfitPrice !== null ? 1 : 0) + (r.stopLossPrice !== null ? 1 : 0);
 }

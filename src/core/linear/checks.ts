@@ -12,7 +12,7 @@ import { BUY, MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, SELL, type MakerAdmission, ty
 import { reject, type Rejection } from '../errors.ts';
 import { formatDecimal, SCALE, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
-import type { LinearAccount } from './account.ts';
+import { exitsDeclared, type LinearAccount } from './account.ts';
 import {
   cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, freeCollateral, isolatedInitial, ordersMargin,
   reduceOnlyOpenLoss, reduces, riskMark,
@@ -239,17 +239,24 @@ function triggerOf(r: OrderRequest, mark: Fixed | null): Trigger | null {
   return { price: r.stopPrice, direction: r.stopPrice >= reference ? 1 : -1 };
 }
 
+/**
+ * The open-order limits count live orders, and the take-profit / stop-loss exits live orders will
+ * create when they first fill (LiveCounts.pendingExits), and this order's own exits: filling
+ * resting parents can then never take an account past a limit.
+ */
 function checkOpenOrderLimits(market: LinearMarket, r: OrderRequest, c: CheckContext, conditional: boolean): Rejection | null {
   const a = c.account;
-  if (a.orders.size >= c.limits.maxOpenOrdersPerAccount) {
+  const exits = exitsDeclared(r);
+  if (a.orders.size + a.pendingExits + exits >= c.limits.maxOpenOrdersPerAccount) {
     return reject('TOO_MANY_OPEN_ORDERS', `at most ${c.limits.maxOpenOrdersPerAccount} open orders per account`);
   }
-  const { orders: inMarket, triggers } = a.liveCounts(market);
-  if (inMarket >= c.limits.maxOpenOrdersPerMarket && (r.timeInForce === 'gtc' || conditional)) {
+  const { orders: inMarket, triggers, pendingExits } = a.liveCounts(market);
+  const leaves = (r.timeInForce === 'gtc' || conditional ? 1 : 0) + exits; // live orders it can leave behind
+  if (leaves > 0 && inMarket + pendingExits + leaves > c.limits.maxOpenOrdersPerMarket) {
     return reject('TOO_MANY_OPEN_ORDERS', `at most ${c.limits.maxOpenOrdersPerMarket} open orders per market`);
   }
-  const newTriggers = (conditional ? 1 : 0) + (r.takeProfitPrice !== null ? 1 : 0) + (r.stopLossPrice !== null ? 1 : 0);
-  if (newTriggers > 0 && triggers + newTriggers > c.limits.maxTriggersPerMarket) {
+  const newTriggers = (conditional ? 1 : 0) + exits;
+  if (newTriggers > 0 && triggers + pendingExits + newTriggers > c.limits.maxTriggersPerMarket) {
     return reject('TOO_MANY_OPEN_ORDERS', `at most ${c.limits.maxTriggersPerMarket} conditional orders per market`);
   }
   return null;

@@ -472,6 +472,22 @@ describe('take-profit and stop-loss exits', () => {
     assert.deepEqual(exits.map((o) => d(o.trigger!.price)), ['105000', '95000']);
   });
 
+  test('resting parents owe their exits to the conditional-order limit: filling them never passes it', () => {
+    const v = new Venue();
+    v.fund(A, '1000000');
+    v.fund(B, '1000000');
+    const limit = coreConfig({ depositConfirmations: 1 }).linear.limits.maxTriggersPerMarket;
+    const parents = limit / 2; // each declares a take-profit and a stop-loss
+    for (let i = 0; i < parents; i++) v.order(A, { side: 'buy', qty: '0.01', price: String(99_000 - i), tp: '105000', sl: '90000' });
+    rejected(v.place(A, { side: 'buy', qty: '0.01', price: '98000', tp: '105000' }), 'TOO_MANY_OPEN_ORDERS');
+    rejected(v.place(A, { side: 'buy', qty: '0.01', price: '98000', stop: '101000' }), 'TOO_MANY_OPEN_ORDERS');
+    assert.equal(v.place(A, { side: 'buy', qty: '0.01', price: '98000' }).ok, true, 'a plain order owes no exit');
+    v.order(B, { side: 'sell', qty: String(parents / 100), type: 'market' }); // fills every parent
+    const untriggered = v.liveOrders(A).filter((o) => o.status === 'untriggered').length;
+    assert.equal(untriggered, limit, 'the exits the parents owed, and no more than the limit');
+    rejected(v.place(A, { side: 'buy', qty: '0.01', price: '98000', sl: '90000' }), 'TOO_MANY_OPEN_ORDERS');
+  });
+
   test('the take-profit fires when the mark reaches it and cancels its stop-loss sibling (OCO)', () => {
     const { v, exits } = opened();
     v.order(C, { side: 'buy', qty: '1', price: '105000' });

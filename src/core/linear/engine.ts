@@ -25,7 +25,7 @@ import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import { crossedLadder } from '../quote-ladder.ts';
-import { LinearAccount } from './account.ts';
+import { exitsDeclared, LinearAccount } from './account.ts';
 import { LinearCash } from './cash.ts';
 import { fillsWithin, MakerChecks, reducedOnly } from './maker-checks.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
@@ -642,6 +642,7 @@ export class LinearEngine implements MatchSink {
         sl.sibling = tp;
       }
       parent.exits = [tp, sl].filter((o): o is LinearOrder => o !== null);
+      this.account(parent.owner).exitsSettled(parent);
       return;
     }
     for (const child of parent.exits) {
@@ -941,7 +942,11 @@ export class LinearEngine implements MatchSink {
     }
     let reduceOnly = 0;
     const resting = new Map<Position, number>();
+    const pendingExits = new Map<LinearMarket, number>();
     for (const o of account.orders.values()) {
+      const exits = o.exits === null ? exitsDeclared(o.request) : 0;
+      if (o.pendingExits !== exits) errors.push(`order ${o.id}: ${o.pendingExits} pending exits counted, ${exits} declared and not created`);
+      if (exits > 0) pendingExits.set(o.market, (pendingExits.get(o.market) ?? 0) + exits);
       if (!o.request.reduceOnly) continue;
       if (o.trigger === null) reduceOnly++;
       const p = account.position(o.market, o.request.marginMode);
@@ -952,6 +957,13 @@ export class LinearEngine implements MatchSink {
       }
       if (lots !== 0 && p !== undefined) resting.set(p, (resting.get(p) ?? 0) + lots);
     }
+    let allPending = 0;
+    for (const market of this.markets.values()) {
+      const held = pendingExits.get(market) ?? 0;
+      allPending += held;
+      if (account.liveCounts(market).pendingExits !== held) errors.push(`account ${account.id}: ${market.spec.id} counts ${account.liveCounts(market).pendingExits} pending exits, its orders declare ${held}`);
+    }
+    if (allPending !== account.pendingExits) errors.push(`account ${account.id}: ${account.pendingExits} pending exits counted, ${allPending} declared`);
     if (reduceOnly !== account.liveReduceOnly) errors.push(`account ${account.id}: ${account.liveReduceOnly} live reduce-only orders counted, ${reduceOnly} held`);
     for (const p of account.positions.values()) {
       const held = resting.get(p) ?? 0;

@@ -62,6 +62,8 @@ export class LinearOrder extends BookOrder {
   sibling: LinearOrder | null = null;
   /** The take-profit / stop-loss exits this order created when it first filled. */
   exits: LinearOrder[] | null = null;
+  /** Exits it declares but has not created, counted against its account's limits (account.ts). */
+  pendingExits = 0;
   /** Lots counted in the account's resting-order totals (0 when not resting or reduce-only). */
   reservedLots = 0;
   /** For a reduce-only order: lots counted in its position's restingReduceOnlyLots, and that position. */
