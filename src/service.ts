@@ -140,7 +140,13 @@ export async function createService(settings: Settings, options: ServiceOptions 
 
   const watcher = new ChainWatcher(chain, sequencer, {
     depositConfirmations: settings.depositConfirmations,
+    reorgWatch: settings.chainReorgWatch,
     log: (message, detail) => app?.log.warn({ detail }, message),
+    alarm: (message, detail) => app?.log.error({ alarm: 'withdrawal_reorged_after_confirmation', detail }, message),
+  });
+  // The core's alarms (a credited deposit reorged away) need an operator: they go to the error log.
+  sequencer.subscribe((events) => {
+    for (const e of events) if (e.type === 'alarm') app?.log.error({ alarm: e.kind, at: e.at }, e.message);
   });
 
   const feed = settings.feed === 'simulated' ? simulatedFeed(exchange, clock, (e) => app?.log.error({ err: e }, 'feed')) : null;

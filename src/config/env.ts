@@ -23,6 +23,8 @@ export interface Settings {
   readonly marketMaker: boolean;
   readonly chainBlockMs: number;
   readonly depositConfirmations: number;
+  /** The newest confirmed deposits and withdrawals re-checked for a reorg past the confirmation depth. */
+  readonly chainReorgWatch: number;
   readonly fundingIntervalMs: number;
   /** Peer addresses whose X-Forwarded-For is believed (empty: trust no proxy). */
   readonly trustProxy: readonly string[];
@@ -103,6 +105,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
     marketMaker: oneOf(env, 'MARKET_MAKER', ['on', 'off'] as const, 'on') === 'on',
     chainBlockMs: int(env, 'CHAIN_BLOCK_MS', 1000, 10, 3_600_000),
     depositConfirmations: int(env, 'DEPOSIT_CONFIRMATIONS', 3, 1, 1000),
+    chainReorgWatch: int(env, 'CHAIN_REORG_WATCH', 256, 0, 100_000),
     fundingIntervalMs,
     trustProxy: (env.TRUST_PROXY ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const, 'info'),

@@ -5,7 +5,12 @@
  *     whose transaction left the chain: `chain.deposit_reorged`;
  *   - withdrawals: pending -> processing (made durable BEFORE the payout is broadcast) -> sent
  *     (or insufficient_liquidity, retried next block) -> confirmed at the configured depth; a sent
- *     payout whose transaction was dropped goes back to processing and is broadcast again.
+ *     payout whose transaction was dropped goes back to processing and is broadcast again;
+ *   - a reorg deeper than the confirmation depth: the newest `reorgWatch` confirmed deposits and
+ *     withdrawals are checked every pass. A credited deposit whose transaction left the chain is
+ *     reported (`chain.deposit_reorged`: the core raises its alarm once; the credit stands, it may
+ *     have been spent); a confirmed payout that left the chain is reported to the operator, not
+ *     sent again (the transaction may return with the old chain, and paying twice is worse).
  *
  * Exactly-once payouts across crashes: the processing state is journaled before `sendWithdrawal`,
  * and `sendWithdrawal` is idempotent by withdrawal id, so a restart that finds a withdrawal in
@@ -20,13 +25,19 @@ import type { Sequencer } from './sequencer.ts';
 
 export interface ChainWatcherOptions {
   readonly depositConfirmations: number;
+  /** How many of the newest confirmed deposits and withdrawals are re-checked for a deep reorg. */
+  readonly reorgWatch: number;
   readonly log: (message: string, detail?: unknown) => void;
+  /** A payout that left the chain after its withdrawal was confirmed: the operator must act. */
+  readonly alarm: (message: string, detail?: unknown) => void;
 }
 
 export class ChainWatcher {
   private running = false;
   private again = false;
   private scannedFullChain = false;
+  /** Confirmed payouts already reported as dropped (reported once per withdrawal and process). */
+  private readonly reportedPayouts = new Set<string>();
 
   constructor(
     private readonly chain: ChainPort,
@@ -51,6 +62,7 @@ export class ChainWatcher {
         this.again = false;
         await this.syncDeposits();
         await this.syncWithdrawals();
+        await this.checkSettled();
       } while (this.again);
     } catch (error) {
       this.options.log('chain watcher pass failed', error);
@@ -78,6 +90,22 @@ export class ChainWatcher {
     for (const pending of wallet.openDeposits()) {
       if (pending.txHash !== null && this.chain.txState(pending.txHash).state === 'dropped') {
         await this.sequencer.submit({ type: 'chain.deposit_reorged', txHash: pending.txHash });
+      }
+    }
+  }
+
+  /** Confirmed deposits and withdrawals whose transaction a reorg past the confirmation depth dropped. */
+  private async checkSettled(): Promise<void> {
+    const wallet = this.sequencer.exchange.wallet;
+    for (const s of wallet.recentlyConfirmed(this.options.reorgWatch)) {
+      if (this.chain.txState(s.txHash!).state !== 'dropped') continue;
+      if (s.kind === 'deposit') {
+        if (!wallet.reorgReported(s.txHash!)) await this.sequencer.submit({ type: 'chain.deposit_reorged', txHash: s.txHash! });
+      } else if (!this.reportedPayouts.has(s.id)) {
+        this.reportedPayouts.add(s.id);
+        this.options.alarm(`withdrawal ${s.id} was confirmed but its payout ${s.txHash} left the chain; not sent again`, {
+          withdrawal: s.id, txHash: s.txHash, amount: String(s.amount), walletAddress: s.walletAddress,
+        });
       }
     }
   }

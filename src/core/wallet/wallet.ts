@@ -74,6 +74,8 @@ const MOVEMENT_ID_PRUNE_MS = 3_600_000;
 export class Wallet {
   private readonly settlements = new Map<string, Settlement>();
   private readonly depositsByTx = new Map<string, Settlement>();
+  /** Credited deposits already reported reorged (the alarm is raised once per deposit). */
+  private readonly reorgedAfterCredit = new Set<string>();
   private readonly pendingWithdrawals = new Map<number, Fixed>();
   private nextDeposit = 1;
   private nextWithdrawal = 1;
@@ -182,7 +184,11 @@ export class Wallet {
     const settlement = this.depositsByTx.get(txHash);
     if (settlement === undefined) return null;
     if (settlement.status === 'confirmed') {
-      this.ctx.emitAlarm('deposit_reorged_after_credit', `deposit ${settlement.id} (${txHash}) was reorged after credit`);
+      // Past the confirmation depth the credit stands (it may have been spent): the operator acts.
+      if (!this.reorgedAfterCredit.has(txHash)) {
+        this.reorgedAfterCredit.add(txHash);
+        this.ctx.emitAlarm('deposit_reorged_after_credit', `deposit ${settlement.id} (${txHash}) was reorged after credit`);
+      }
       return settlement;
     }
     if (settlement.status === 'failed') return settlement;
@@ -227,6 +233,18 @@ export class Wallet {
     const out: Settlement[] = [];
     for (const s of this.settlements.values()) if (s.kind === 'withdraw' && !TERMINAL.has(s.status)) out.push(s);
     return out;
+  }
+
+  /** Whether a credited deposit was already reported reorged (its alarm raised). */
+  reorgReported(txHash: string): boolean {
+    return this.reorgedAfterCredit.has(txHash);
+  }
+
+  /** Up to `limit` of the newest confirmed deposits and withdrawals with a transaction, oldest first. */
+  recentlyConfirmed(limit: number): Settlement[] {
+    const out: Settlement[] = [];
+    for (const s of this.settlements.values()) if (s.status === 'confirmed' && s.txHash !== null) out.push(s);
+    return out.slice(Math.max(0, out.length - limit));
   }
 
   /** Deposits seen but not yet credited or failed. */

@@ -1,0 +1,92 @@
+/**
+ * The chain watcher against the real simulated chain and a real sequencer (journal in a temporary
+ * SQLite file): a reorg deeper than the confirmation depth. A credited deposit whose transaction
+ * left the chain raises the core's alarm once (the credit stands); a confirmed withdrawal whose
+ * payout left the chain is reported to the operator once and not paid again.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { SimulatedChain } from '../adapters/chain/simulated-chain.ts';
+import { openDatabase } from '../adapters/store/database.ts';
+import { Journal } from '../adapters/store/journal.ts';
+import { InlineJournalWriter } from '../adapters/store/journal-writer.ts';
+import { historyProjectors } from '../adapters/store/projections/index.ts';
+import { coreConfig } from '../config/core.ts';
+import type { ExchangeEvent } from '../core/events.ts';
+import { Exchange } from '../core/exchange.ts';
+import { fx } from '../core/money.ts';
+import { ChainWatcher } from './chain-watcher.ts';
+import { Sequencer } from './sequencer.ts';
+
+const CONFIRMATIONS = 3;
+const dir = mkdtempSync(join(os.tmpdir(), 'chain-watcher-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function setUp(name: string) {
+  let now = Date.UTC(2026, 5, 1);
+  const db = openDatabase(join(dir, `${name}.sqlite`));
+  const journal = new Journal(db, historyProjectors(db));
+  const exchange = new Exchange(coreConfig({ depositConfirmations: CONFIRMATIONS }));
+  const options = { earlyFlushAt: 16, maxInFlight: 4, onFatal: () => {}, replayCheck: 'strict' as const };
+  const sequencer = new Sequencer(exchange, journal, new InlineJournalWriter(journal), { now: () => now }, options);
+  sequencer.recover();
+  const chain = new SimulatedChain({ path: join(dir, `${name}-chain.sqlite`), chainId: 1, asset: 'USDC', blockMs: 1000, now: () => now });
+  const events: ExchangeEvent[] = [];
+  sequencer.subscribe((batch) => events.push(...batch));
+  const alarms: string[] = [];
+  const watcher = new ChainWatcher(chain, sequencer, {
+    depositConfirmations: CONFIRMATIONS,
+    reorgWatch: 16,
+    log: () => {},
+    alarm: (message) => alarms.push(message),
+  });
+  const mine = async (blocks: number) => {
+    for (let i = 0; i < blocks; i++) {
+      now += 1000;
+      chain.mineBlock();
+      await watcher.poll();
+      await sequencer.drain();
+    }
+  };
+  const coreAlarms = () => events.filter((e) => e.type === 'alarm').map((e) => (e.type === 'alarm' ? e.kind : ''));
+  return { exchange, sequencer, chain, mine, alarms, coreAlarms, close: () => { chain.stop(); db.close(); } };
+}
+
+const A = `0x${'a'.repeat(40)}`;
+const B = `0x${'b'.repeat(40)}`;
+
+test('a credited deposit reorged past the confirmation depth raises one alarm; the credit stands', async () => {
+  const v = setUp('deposit');
+  const tx = v.chain.deposit(A, fx('500'));
+  await v.mine(CONFIRMATIONS);
+  assert.equal(v.exchange.wallet.depositByTx(tx)?.status, 'confirmed');
+  v.chain.reorg(CONFIRMATIONS);
+  assert.equal(v.chain.txState(tx).state, 'dropped');
+  await v.mine(3);
+  assert.deepEqual(v.coreAlarms(), ['deposit_reorged_after_credit'], 'reported once over three passes');
+  assert.equal(v.exchange.wallet.depositByTx(tx)?.status, 'confirmed', 'a credit is not taken back by the chain watcher');
+  v.close();
+});
+
+test('a confirmed withdrawal whose payout a deep reorg dropped is reported once and not paid again', async () => {
+  const v = setUp('withdrawal');
+  v.chain.deposit(B, fx('1000'));
+  await v.mine(CONFIRMATIONS + 1);
+  const placed = await v.sequencer.submit({ type: 'wallet.withdraw', account: B, amount: fx('300') });
+  assert.ok(placed.ok, 'withdrawal accepted');
+  const id = (placed.result as { id: string }).id;
+  await v.mine(CONFIRMATIONS + 2);
+  const confirmed = v.exchange.wallet.get(id)!;
+  assert.equal(confirmed.status, 'confirmed');
+  v.chain.reorg(CONFIRMATIONS + 1);
+  assert.equal(v.chain.txState(confirmed.txHash!).state, 'dropped');
+  await v.mine(CONFIRMATIONS + 2);
+  assert.equal(v.alarms.length, 1, 'reported once');
+  assert.match(v.alarms[0]!, new RegExp(`withdrawal ${id} was confirmed but its payout`));
+  const after = v.exchange.wallet.get(id)!;
+  assert.deepEqual([after.status, after.txHash], ['confirmed', confirmed.txHash], 'not moved back to be broadcast again');
+  v.close();
+});
