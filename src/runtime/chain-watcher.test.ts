@@ -37,12 +37,13 @@ function setUp(name: string) {
   const events: ExchangeEvent[] = [];
   sequencer.subscribe((batch) => events.push(...batch));
   const alarms: string[] = [];
-  const watcher = new ChainWatcher(chain, sequencer, {
+  const newWatcher = () => new ChainWatcher(chain, sequencer, {
     depositConfirmations: CONFIRMATIONS,
     reorgWatch: 16,
     log: () => {},
     alarm: (message) => alarms.push(message),
   });
+  let watcher = newWatcher();
   const mine = async (blocks: number) => {
     for (let i = 0; i < blocks; i++) {
       now += 1000;
@@ -51,8 +52,10 @@ function setUp(name: string) {
       await sequencer.drain();
     }
   };
+  /** A watcher as a restarted service builds it: it learns what was confirmed from the wallet. */
+  const restartWatcher = () => (watcher = newWatcher());
   const coreAlarms = () => events.filter((e) => e.type === 'alarm').map((e) => (e.type === 'alarm' ? e.kind : ''));
-  return { exchange, sequencer, chain, mine, alarms, coreAlarms, close: () => { chain.stop(); db.close(); } };
+  return { exchange, sequencer, chain, mine, restartWatcher, alarms, coreAlarms, close: () => { chain.stop(); db.close(); } };
 }
 
 const A = `0x${'a'.repeat(40)}`;
@@ -68,6 +71,18 @@ test('a credited deposit reorged past the confirmation depth raises one alarm; t
   await v.mine(3);
   assert.deepEqual(v.coreAlarms(), ['deposit_reorged_after_credit'], 'reported once over three passes');
   assert.equal(v.exchange.wallet.depositByTx(tx)?.status, 'confirmed', 'a credit is not taken back by the chain watcher');
+  v.close();
+});
+
+test('a watcher started after the credit still sees the deposit leave the chain', async () => {
+  const v = setUp('restart');
+  const tx = v.chain.deposit(A, fx('500'));
+  await v.mine(CONFIRMATIONS);
+  v.restartWatcher();
+  v.chain.reorg(CONFIRMATIONS);
+  await v.mine(1);
+  assert.equal(v.exchange.wallet.depositByTx(tx)?.status, 'confirmed');
+  assert.deepEqual(v.coreAlarms(), ['deposit_reorged_after_credit']);
   v.close();
 });
 

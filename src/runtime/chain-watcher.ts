@@ -20,7 +20,7 @@
  * down); later passes look at the blocks that can still change a pending deposit.
  */
 import type { ChainPort } from '../adapters/chain/port.ts';
-import type { Settlement } from '../core/wallet/wallet.ts';
+import type { Settlement, SettlementKind } from '../core/wallet/wallet.ts';
 import type { Sequencer } from './sequencer.ts';
 
 export interface ChainWatcherOptions {
@@ -32,12 +32,25 @@ export interface ChainWatcherOptions {
   readonly alarm: (message: string, detail?: unknown) => void;
 }
 
+interface ConfirmedTx {
+  readonly id: string;
+  readonly kind: SettlementKind;
+  readonly txHash: string;
+  readonly amount: bigint;
+  readonly walletAddress: string;
+}
+
 export class ChainWatcher {
   private running = false;
   private again = false;
   private scannedFullChain = false;
   /** Confirmed payouts already reported as dropped (reported once per withdrawal and process). */
   private readonly reportedPayouts = new Set<string>();
+  /**
+   * The newest `reorgWatch` confirmed deposits and withdrawals, oldest first: taken from the wallet
+   * once, on the first pass, then from the settlement events of each durable batch.
+   */
+  private confirmed: ConfirmedTx[] | null = null;
 
   constructor(
     private readonly chain: ChainPort,
@@ -97,10 +110,10 @@ export class ChainWatcher {
   /** Confirmed deposits and withdrawals whose transaction a reorg past the confirmation depth dropped. */
   private async checkSettled(): Promise<void> {
     const wallet = this.sequencer.exchange.wallet;
-    for (const s of wallet.recentlyConfirmed(this.options.reorgWatch)) {
-      if (this.chain.txState(s.txHash!).state !== 'dropped') continue;
+    for (const s of this.watchedConfirmed()) {
+      if (this.chain.txState(s.txHash).state !== 'dropped') continue;
       if (s.kind === 'deposit') {
-        if (!wallet.reorgReported(s.txHash!)) await this.sequencer.submit({ type: 'chain.deposit_reorged', txHash: s.txHash! });
+        if (!wallet.reorgReported(s.txHash)) await this.sequencer.submit({ type: 'chain.deposit_reorged', txHash: s.txHash });
       } else if (!this.reportedPayouts.has(s.id)) {
         this.reportedPayouts.add(s.id);
         this.options.alarm(`withdrawal ${s.id} was confirmed but its payout ${s.txHash} left the chain; not sent again`, {
@@ -108,6 +121,22 @@ export class ChainWatcher {
         });
       }
     }
+  }
+
+  private watchedConfirmed(): readonly ConfirmedTx[] {
+    if (this.confirmed !== null) return this.confirmed;
+    const limit = this.options.reorgWatch;
+    const confirmed = this.sequencer.exchange.wallet.recentlyConfirmed(limit)
+      .map((s) => ({ id: s.id, kind: s.kind, txHash: s.txHash!, amount: s.amount, walletAddress: s.walletAddress }));
+    this.sequencer.subscribe((events) => {
+      for (const e of events) {
+        if (e.type !== 'settlement' || e.settlement.status !== 'confirmed' || e.settlement.txHash === null) continue;
+        const { id, kind, txHash, amount, walletAddress } = e.settlement;
+        confirmed.push({ id, kind, txHash, amount, walletAddress });
+        if (confirmed.length > limit) confirmed.shift();
+      }
+    });
+    return (this.confirmed = confirmed);
   }
 
   private async syncWithdrawals(): Promise<void> {

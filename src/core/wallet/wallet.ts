@@ -240,7 +240,7 @@ export class Wallet {
     return this.reorgedAfterCredit.has(txHash);
   }
 
-  /** Up to `limit` of the newest confirmed deposits and withdrawals with a transaction, oldest first. */
+  /** Up to `limit` of the newest confirmed deposits and withdrawals with a transaction, oldest first (a walk of all: read once, at start). */
   recentlyConfirmed(limit: number): Settlement[] {
     const out: Settlement[] = [];
     for (const s of this.settlements.values()) if (s.status === 'confirmed' && s.txHash !== null) out.push(s);
