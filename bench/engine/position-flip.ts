@@ -13,65 +13,38 @@
  * Run: node --import tsx bench/engine/position-flip.ts [--orders 1000 --reps 2000]
  */
 import { parseArgs } from 'node:util';
-import { coreConfig } from '../../src/config/core.ts';
 import { BUY, SELL } from '../../src/core/book/order-book.ts';
-import type { Command } from '../../src/core/commands.ts';
-import { Exchange, type Outcome } from '../../src/core/exchange.ts';
-import { PLAIN_ORDER, type OrderRequest } from '../../src/core/linear/order.ts';
-import { fx } from '../../src/core/money.ts';
+import { benchConfig, ExchangeDriver, perpOrder } from './support/exchange-driver.ts';
 
 const { values: args } = parseArgs({
   options: { orders: { type: 'string', default: '1000' }, reps: { type: 'string', default: '2000' } },
 });
 const ORDERS = Number(args.orders);
 const REPS = Number(args.reps);
-const HOUR = 3_600_000;
 const MAKER = '0x' + '1'.repeat(40);
 const COUNTERPARTY = '0x' + '2'.repeat(40);
 
-const config = coreConfig({ depositConfirmations: 1, indexMaxAgeMs: 3 * HOUR });
-const limits = config.linear.limits;
-const exchange = new Exchange({
-  ...config,
-  linear: { ...config.linear, limits: { ...limits, maxOpenOrdersPerAccount: ORDERS + 10, maxOpenOrdersPerMarket: ORDERS + 10 } },
-});
-let now = Date.UTC(2026, 10, 22, 10, 0, 0);
+const config = benchConfig();
+const limits = { ...config.linear.limits, maxOpenOrdersPerAccount: ORDERS + 10, maxOpenOrdersPerMarket: ORDERS + 10 };
+const venue = new ExchangeDriver({ ...config, linear: { ...config.linear, limits } });
+const ioc = (side: 0 | 1, quantity: string, price: string) => perpOrder(side, quantity, price, { timeInForce: 'ioc' });
 
-function run(command: Command): Outcome<unknown> & { ok: true } {
-  now += 1;
-  const outcome = exchange.execute(command, now);
-  if (!outcome.ok) throw new Error(`${command.type}: ${outcome.code} ${outcome.message}`);
-  return outcome;
-}
-
-function order(side: 0 | 1, quantity: string, price: string): OrderRequest {
-  return {
-    marketId: 'BTC-PERP', side, type: 'limit', quantity: fx(quantity), price: fx(price),
-    timeInForce: 'gtc', postOnly: false, reduceOnly: false, marginMode: 'cross', ...PLAIN_ORDER,
-  };
-}
-
-const ioc = (side: 0 | 1, quantity: string, price: string): OrderRequest => ({ ...order(side, quantity, price), timeInForce: 'ioc' });
-
-run({ type: 'clock.tick' });
-run({ type: 'index.publish', underlying: 'BTC', price: fx('100000'), sourceTs: now });
-for (const [i, account] of [MAKER, COUNTERPARTY].entries()) {
-  run({ type: 'chain.deposit_observed', txHash: `0x${i}`, account, amount: fx('100000000'), confirmations: 1 });
-  run({ type: 'wallet.transfer', account, from: 'wallet', to: 'perps', amount: fx('100000000') });
-}
+venue.run({ type: 'clock.tick' });
+venue.publish('BTC', '100000');
+for (const account of [MAKER, COUNTERPARTY]) venue.fund(account, '100000000');
 for (let i = 0; i < ORDERS; i++) {
   const side = i % 2 === 0 ? BUY : SELL;
-  run({ type: 'perp.place', account: MAKER, request: order(side, '0.01', String(side === BUY ? 96_000 - (i % 500) : 104_000 + (i % 500))) });
+  venue.place(MAKER, perpOrder(side, '0.01', String(side === BUY ? 96_000 - (i % 500) : 104_000 + (i % 500))));
 }
-run({ type: 'perp.place', account: COUNTERPARTY, request: order(BUY, '0.01', '100000') });
-run({ type: 'perp.place', account: MAKER, request: ioc(SELL, '0.01', '100000') }); // short 0.01
+venue.place(COUNTERPARTY, perpOrder(BUY, '0.01', '100000'));
+venue.place(MAKER, ioc(SELL, '0.01', '100000')); // short 0.01
 
 const times: number[] = [];
 for (let rep = 0; rep < REPS; rep++) {
   for (const [makerSide, counterSide] of [[BUY, SELL], [SELL, BUY]] as const) {
-    run({ type: 'perp.place', account: COUNTERPARTY, request: order(counterSide, '0.02', '100000') });
+    venue.place(COUNTERPARTY, perpOrder(counterSide, '0.02', '100000'));
     const t0 = performance.now();
-    run({ type: 'perp.place', account: MAKER, request: ioc(makerSide, '0.02', '100000') });
+    venue.place(MAKER, ioc(makerSide, '0.02', '100000'));
     times.push(performance.now() - t0);
   }
 }
