@@ -128,6 +128,19 @@ describe('checks', () => {
     assert.equal(modify(v, D, s.order.id, '3100', '2').ok, true);
   });
 
+  test('an order the band has moved away from can still shrink in place; a re-queue there is refused', () => {
+    const v = new ClobVenue(T0);
+    v.index('BTC', '100000');
+    v.fund(A, '10000');
+    const bid = v.order(A, { market: 'BTC-USDC', side: 'buy', qty: '0.02', price: '104000' });
+    v.index('BTC', '90000'); // a buy may now be priced at most 10 % above: 99 000
+    const bigger = modify(v, A, bid.order.id, undefined, '0.03');
+    assert.equal(!bigger.ok && bigger.code, 'PRICE_OUT_OF_BAND', 'growing re-queues at a price outside the band');
+    const smaller = modify(v, A, bid.order.id, undefined, '0.01');
+    assert.ok(smaller.ok, `shrinking in place adds nothing to the book: ${smaller.ok ? '' : smaller.code}`);
+    assert.equal(d((smaller.result as PlaceResult).order.remainingQuantity), '0.01');
+  });
+
   test('spot: a sell can grow only into free base; the hold follows the new size', () => {
     const v = new ClobVenue(T0);
     v.index('BTC', '100000');

@@ -5,7 +5,8 @@
  * decreases (book.reduce, the released lots' hold is freed); any other change re-queues the order:
  * it leaves the book and is placed again with the same id, a new time priority, and its fill
  * history, after the same tick / step / size / band checks and the funding gate for the new hold
- * (computed as if the old order were gone). A re-queued price that crosses the book trades like a
+ * (computed as if the old order were gone); a reduction in place takes no band check, as it adds
+ * nothing to the book. A re-queued price that crosses the book trades like a
  * new order (a post-only order is refused with POST_ONLY_WOULD_CROSS instead). An unchanged price
  * and size is accepted as a no-op. Nothing changes on a rejection. Tested in amend.test.ts.
  */
@@ -40,7 +41,7 @@ export function amendOrder(
     price: price ?? order.request.price,
     quantity: quantity ?? m.units.size(order.originalLots),
   };
-  const early = checkState(m, now) ?? checkUnits(m, r) ?? checkBand(e, m, r, now);
+  const early = checkState(m, now) ?? checkUnits(m, r);
   if (early !== null) return early;
   const remaining = m.units.lots(r.quantity) - order.filledLots;
   if (remaining <= 0) {
@@ -48,10 +49,14 @@ export function amendOrder(
     return reject('VALIDATION_ERROR', `quantity must exceed the filled quantity ${filled}`);
   }
   const ticks = m.units.ticks(r.price!);
+  // Shrinking in place adds nothing to the book, so the band (which bounds where new liquidity is
+  // priced) is not asked: an order that rested while the index was stale may lie outside it now.
   if (ticks === order.priceTicks && remaining <= order.remainingLots) {
     if (remaining < order.remainingLots) reduceInPlace(e, order, remaining);
     return e.resultOf(order);
   }
+  const band = checkBand(e, m, r, now);
+  if (band !== null) return band;
   const plan = requeuePlan(e, account, order, r, ticks, remaining);
   if (isRejection(plan)) return plan;
   e.detach(order);

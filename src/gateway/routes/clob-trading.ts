@@ -247,9 +247,10 @@ current state, with no side effect; \`approved\` false carries the code of the f
 it adds (option sells), USDC or the base asset for spot (see \`lockAsset\`).`;
 
 const MODIFY_DESCRIPTION = `quantity is the new total size (filled part included) and must exceed what
-has filled. Time priority is kept only when the price is unchanged and the quantity decreases; otherwise
-the order is re-queued with the same id (a crossing price trades like a new order; post-only is refused
-with POST_ONLY_WOULD_CROSS). Increases pass the funding gate. 404 for an unknown order or another
+has filled. Time priority is kept only when the price is unchanged and the quantity decreases (always
+allowed, even where the price band has moved away from the order: it adds nothing to the book); otherwise
+the order is re-queued with the same id after the tick, step, size and band checks (a crossing price trades
+like a new order; post-only is refused with POST_ONLY_WOULD_CROSS). Increases pass the funding gate. 404 for an unknown order or another
 account's; 409 CONFLICT when the order no longer rests.`;
 
 const BULK_DESCRIPTION = `Levels are placed in order as one sequenced command. A level that fails its
