@@ -432,8 +432,8 @@ class Model implements MatchSink {
       const inMarket = mine.filter((o) => o.request.marketId === r.marketId);
       const conditional = r.stopPrice !== null;
       const exits = declared({ request: r });
-      if (mine.length + owed(mine) + exits >= LIMITS.maxOpenOrdersPerAccount) return 'TOO_MANY_OPEN_ORDERS';
-      const leaves = (r.timeInForce === 'gtc' || conditional ? 1 : 0) + exits;
+      const leaves = (r.timeInForce === 'gtc' || conditional ? 1 : 0) + exits; // an order that cannot rest passes
+      if (leaves > 0 && mine.length + owed(mine) + leaves > LIMITS.maxOpenOrdersPerAccount) return 'TOO_MANY_OPEN_ORDERS';
       if (leaves > 0 && inMarket.length + owed(inMarket) + leaves > LIMITS.maxOpenOrdersPerMarket) return 'TOO_MANY_OPEN_ORDERS';
       const triggers = inMarket.filter((o) => o.status === 'untriggered').length;
       const added = (conditional ? 1 : 0) + exits;

@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { coreConfig } from '../../src/config/core.ts';
 import { BUY } from '../../src/core/book/order-book.ts';
+import type { ClobLimits } from '../../src/core/clob/config.ts';
 import type { OptionPricing } from '../../src/core/clob/engine.ts';
 import type { ClobMarket } from '../../src/core/clob/market.ts';
 import { optionFunds } from '../../src/core/clob/risk.ts';
@@ -125,8 +126,9 @@ export class ClobVenue {
   t: number;
   private txs = 0;
 
-  constructor(start: number, indexMaxAgeMs = 3_600_000) {
-    this.ex = new Exchange(coreConfig({ depositConfirmations: 1, indexMaxAgeMs }));
+  constructor(start: number, indexMaxAgeMs = 3_600_000, limits: Partial<ClobLimits> = {}) {
+    const config = coreConfig({ depositConfirmations: 1, indexMaxAgeMs });
+    this.ex = new Exchange({ ...config, clob: { ...config.clob, limits: { ...config.clob.limits, ...limits } } });
     this.t = start;
   }
 

@@ -175,10 +175,13 @@ function checkLimits(
   e: ClobEnv, a: ClobAccount, m: ClobMarket, r: OrderRequest, now: number,
 ): Rejection | null {
   const l = e.limits;
-  if (a.orders.size >= l.maxOpenOrdersPerAccount) {
+  // The limits bound what rests: an order that cannot rest (ioc, fok, market, a strategy's legs)
+  // passes at a limit, so an account holding as many orders as it may can still close a position.
+  const rests = r.type === 'limit' && r.timeInForce === 'gtc';
+  if (rests && a.orders.size >= l.maxOpenOrdersPerAccount) {
     return reject('TOO_MANY_OPEN_ORDERS', `at most ${l.maxOpenOrdersPerAccount} open orders per account`);
   }
-  if (a.liveCount(m) >= l.maxOpenOrdersPerMarket && r.type === 'limit' && r.timeInForce === 'gtc') {
+  if (rests && a.liveCount(m) >= l.maxOpenOrdersPerMarket) {
     return reject('TOO_MANY_OPEN_ORDERS', `at most ${l.maxOpenOrdersPerMarket} open orders per market`);
   }
   if (r.clientOrderId !== null) {

@@ -16,7 +16,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SPOT_FEE_TIERS } from '../../config/clob-markets.ts';
-import { addr, ClobVenue, d } from '../../../test/support/clob-venue.ts';
+import { addr, ClobVenue, clobRequest, d } from '../../../test/support/clob-venue.ts';
 import { formatDecimal, fx } from '../money.ts';
 import type { OrderRecord } from '../records.ts';
 
@@ -48,6 +48,23 @@ describe('spot fee schedule used by these expectations', () => {
   test('maker 2 bp, taker 5 bp at the base tier', () => {
     assert.equal(d(SPOT_FEE_TIERS[0]!.makerBps), '2');
     assert.equal(d(SPOT_FEE_TIERS[0]!.takerBps), '5');
+  });
+});
+
+describe('open-order limits', () => {
+  test('at the per-account limit an order that cannot rest still passes; one that rests does not', () => {
+    const v = new ClobVenue(T0, 3_600_000, { maxOpenOrdersPerAccount: 2 });
+    v.index('BTC', '100000');
+    v.fund(A, '20000');
+    v.grant(B, 'BTC', '1');
+    v.order(B, { market: BTC, side: 'sell', qty: '0.1', price: '100000' });
+    for (const price of ['99000', '98900']) v.order(A, { market: BTC, side: 'buy', qty: '0.01', price });
+    const before = state(v);
+    const refused = v.run({ type: 'clob.place', account: A, request: clobRequest({ market: BTC, side: 'buy', qty: '0.01', price: '98800' }) });
+    assert.equal(!refused.ok && refused.code, 'TOO_MANY_OPEN_ORDERS');
+    assert.equal(state(v), before, 'a refusal changes nothing');
+    const ioc = v.order(A, { market: BTC, side: 'buy', qty: '0.01', price: '100000', tif: 'ioc' });
+    assert.equal(ioc.order.status, 'filled', 'an ioc at the limit leaves nothing behind');
   });
 });
 

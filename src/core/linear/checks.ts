@@ -247,11 +247,13 @@ function triggerOf(r: OrderRequest, mark: Fixed | null): Trigger | null {
 function checkOpenOrderLimits(market: LinearMarket, r: OrderRequest, c: CheckContext, conditional: boolean): Rejection | null {
   const a = c.account;
   const exits = exitsDeclared(r);
-  if (a.orders.size + a.pendingExits + exits >= c.limits.maxOpenOrdersPerAccount) {
+  // Live orders it can leave behind: one that cannot rest and declares no exit (ioc, fok, market)
+  // passes at a limit, so an account holding as many orders as it may can still close a position.
+  const leaves = (r.timeInForce === 'gtc' || conditional ? 1 : 0) + exits;
+  if (leaves > 0 && a.orders.size + a.pendingExits + leaves > c.limits.maxOpenOrdersPerAccount) {
     return reject('TOO_MANY_OPEN_ORDERS', `at most ${c.limits.maxOpenOrdersPerAccount} open orders per account`);
   }
   const { orders: inMarket, triggers, pendingExits } = a.liveCounts(market);
-  const leaves = (r.timeInForce === 'gtc' || conditional ? 1 : 0) + exits; // live orders it can leave behind
   if (leaves > 0 && inMarket + pendingExits + leaves > c.limits.maxOpenOrdersPerMarket) {
     return reject('TOO_MANY_OPEN_ORDERS', `at most ${c.limits.maxOpenOrdersPerMarket} open orders per market`);
   }

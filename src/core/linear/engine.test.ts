@@ -21,6 +21,7 @@ import { Exchange, type Outcome } from '../exchange.ts';
 import { systemAccount } from '../ledger/ledger.ts';
 import { formatDecimal, fx, type Fixed } from '../money.ts';
 import type { FillRecord, MarginMode, OrderRecord } from '../records.ts';
+import type { LinearLimits } from './checks.ts';
 import type { PlaceResult } from './engine.ts';
 import type { OrderRequest } from './order.ts';
 
@@ -73,8 +74,9 @@ class Venue {
   t = T0;
   private txs = 0;
 
-  constructor(indexMaxAgeMs = 3_600_000) {
-    this.ex = new Exchange(coreConfig({ depositConfirmations: 1, indexMaxAgeMs }));
+  constructor(indexMaxAgeMs = 3_600_000, limits: Partial<LinearLimits> = {}) {
+    const config = coreConfig({ depositConfirmations: 1, indexMaxAgeMs });
+    this.ex = new Exchange({ ...config, linear: { ...config.linear, limits: { ...config.linear.limits, ...limits } } });
     this.index('100000');
   }
 
@@ -763,6 +765,24 @@ describe('MARKET_CLOSED when the index is stale', () => {
     v.index('100000');
     const reopened = v.place(A, { side: 'buy', qty: '0.1', price: '99000' });
     assert.equal(reopened.ok, true, 'open again with a fresh index');
+  });
+});
+
+describe('open-order limits', () => {
+  test('at the per-account limit an order that cannot rest still passes (a close); one that rests or leaves exits does not', () => {
+    const v = new Venue(3_600_000, { maxOpenOrdersPerAccount: 3 });
+    v.fund(A, '100000');
+    v.fund(B, '100000');
+    v.order(B, { side: 'sell', qty: '0.2', price: '100000' });
+    v.order(A, { side: 'buy', qty: '0.1', price: '100000', tif: 'ioc' }); // A long 0.1; B's rest stays
+    for (const price of ['99000', '98900', '98800']) v.order(A, { side: 'buy', qty: '0.01', price });
+    rejected(v.place(A, { side: 'buy', qty: '0.01', price: '98700' }), 'TOO_MANY_OPEN_ORDERS');
+    rejected(v.place(A, { side: 'buy', qty: '0.01', type: 'market', tp: '110000' }), 'TOO_MANY_OPEN_ORDERS');
+    const opening = v.place(A, { side: 'buy', qty: '0.01', type: 'market' });
+    assert.equal(opening.ok, true, 'an ioc leaves nothing behind');
+    v.order(B, { side: 'buy', qty: '0.11', price: '99500' });
+    const close = v.place(A, { side: 'sell', qty: '0.11', type: 'market', reduceOnly: true });
+    assert.equal(close.ok && close.result.order.status, 'filled', 'the account closes its position at the limit');
   });
 });
 

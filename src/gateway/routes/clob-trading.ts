@@ -266,7 +266,8 @@ a rejection): schema and decimals (400 VALIDATION_ERROR, INVALID_DECIMAL), marke
 size range (422 SIZE_OUT_OF_RANGE), the market's price ceiling (422 PRICE_OUT_OF_BAND: the largest price at
 which the maximum size is an exact integer of ticks times lots), price band (422 PRICE_OUT_OF_BAND: spot within the market's band
 around a fresh index, no band while the index is stale; options within static bounds, a call at most the
-underlying, a put at most its strike), open-order limits (422 TOO_MANY_OPEN_ORDERS), duplicate
+underlying, a put at most its strike), open-order limits (422 TOO_MANY_OPEN_ORDERS; they bound resting orders, so an ioc, fok or market order
+passes at a limit), duplicate
 clientOrderId (409 DUPLICATE_CLIENT_ORDER_ID, unique among live orders and for 24 h after an order ends),
 reduce-only feasibility (422 REDUCE_ONLY_REJECTED), funding gate, post-only (422 POST_ONLY_WOULD_CROSS),
 fill-or-kill (422 FOK_NOT_FILLED), immediate-or-cancel liquidity (422 NO_LIQUIDITY).

@@ -280,8 +280,9 @@ PRICE_OUT_OF_BAND: a price above it can never trade; it is the largest price at 
 exact integer of ticks times lots), price band around the mark (422 PRICE_OUT_OF_BAND: a buy at most, a sell at
 least, the band away from the mark), take-profit and stop-loss on the right side of a market order's mark (400
 VALIDATION_ERROR; of a limit or stop order's price, with the schema checks), open-order
-limits (422 TOO_MANY_OPEN_ORDERS; a take-profit or stop-loss counts as an open and a conditional order from its parent's
-placement, before the fill that creates it), duplicate clientOrderId (409 DUPLICATE_CLIENT_ORDER_ID: a retry never trades
+limits (422 TOO_MANY_OPEN_ORDERS; they bound what an order can leave live: a take-profit or stop-loss counts as an open
+and a conditional order from its parent's placement, before the fill that creates it, and an ioc, fok or market order
+without exits passes at a limit, so a position can always be closed), duplicate clientOrderId (409 DUPLICATE_CLIENT_ORDER_ID: a retry never trades
 twice), reduce-only feasibility (422 REDUCE_ONLY_REJECTED), the position's bankruptcy price (422
 INSUFFICIENT_MARGIN: a resting order that would reduce a position may not be priced past it), margin gate (422
 INSUFFICIENT_MARGIN; an isolated order is also funded from cross cash, never from unrealised profit alone), post-only
