@@ -64,11 +64,14 @@ function num(x: number | null, digits: number): string | null {
 
 export function boardView(ctx: GatewayContext, underlying: string, now: number) {
   const board = ctx.exchange.board.board(underlying);
-  const fresh = board !== undefined && now - board.computedAt <= BOARD_MAX_AGE_MS;
+  const index = ctx.exchange.indexPrice(underlying, now);
+  // The board is computed on clock ticks; between the index going stale and the next tick it still
+  // holds what the fresh index gave. No index now, no mark: the view never shows one without it.
+  const fresh = board !== undefined && now - board.computedAt <= BOARD_MAX_AGE_MS && index !== null;
   const live = new Map(ctx.exchange.clob.markets.entries());
   const expiries = board?.expiries ?? [];
   return {
-    underlyingPrice: decOrNull(ctx.exchange.indexPrice(underlying, now)),
+    underlyingPrice: decOrNull(index),
     underlyingSymbol: underlying,
     expiries: expiries.map((e) => iso(e.expiry)),
     expiryForwards: Object.fromEntries(expiries.map((e) => [iso(e.expiry), {
@@ -102,7 +105,7 @@ function rowView(r: OptionRow, fresh: boolean, market: { bestBid(): bigint | nul
 }
 
 export function dvolBlock(ctx: GatewayContext, underlying: string, now: number) {
-  const d = ctx.exchange.board.dvolOf(underlying, now);
+  const d = ctx.exchange.indexPrice(underlying, now) === null ? null : ctx.exchange.board.dvolOf(underlying, now);
   return { underlying, dvol: d === null ? null : num(d.dvol, 2), tenorDays: 30, computedAt: d === null ? null : iso(d.computedAt) };
 }
 
@@ -119,7 +122,7 @@ export function optionsBoardRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['market-data'],
       summary: 'Option board: forwards per expiry, every option with top of book and reference mark, IV, Greeks; DVOL',
-      description: 'bid/ask are the books\' top of book; mark, iv (percent), delta, gamma, vega (per vol point) and theta (per day) come from the raw-SVI slice fitted to the books on the core\'s last clock tick, on Black-76 with the expiry\'s forward (from its dated future, else put-call parity, else the index: forwardSource). An expiry with fewer than 5 usable quotes has no fitted slice and its rows have no mark. Reference values only: the tradable price is always the order book.',
+      description: 'bid/ask are the books\' top of book; mark, iv (percent), delta, gamma, vega (per vol point) and theta (per day) come from the raw-SVI slice fitted to the books on the core\'s last clock tick, on Black-76 with the expiry\'s forward (from its dated future, else put-call parity, else the index: forwardSource). An expiry with fewer than 5 usable quotes has no fitted slice and its rows have no mark; no row has a mark while the index is stale (underlyingPrice null). Reference values only: the tradable price is always the order book.',
       querystring: Type.Object({ underlying: Underlying }, { additionalProperties: false }),
       response: responses({ 200: BoardView }, [400, 404, 429]),
     },
