@@ -7,9 +7,9 @@
  *
  * Allocation-light: the touched sets and the snapshot arrays are reused between commands.
  */
+import { assert } from './assert.ts';
 import type { ExchangeEvent } from './events.ts';
 import type { FillRecord, OrderRecord, PositionRecord } from './records.ts';
-import { assert } from './assert.ts';
 import { TouchedSet } from './touched.ts';
 
 export interface ChangeHooks<O, P> {

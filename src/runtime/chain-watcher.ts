@@ -20,7 +20,7 @@
  * down); later passes look at the blocks that can still change a pending deposit.
  */
 import type { ChainPort } from '../adapters/chain/port.ts';
-import type { Settlement, SettlementKind } from '../core/wallet/wallet.ts';
+import type { Settlement } from '../core/wallet/wallet.ts';
 import type { Sequencer } from './sequencer.ts';
 
 export interface ChainWatcherOptions {
@@ -32,13 +32,8 @@ export interface ChainWatcherOptions {
   readonly alarm: (message: string, detail?: unknown) => void;
 }
 
-interface ConfirmedTx {
-  readonly id: string;
-  readonly kind: SettlementKind;
-  readonly txHash: string;
-  readonly amount: bigint;
-  readonly walletAddress: string;
-}
+/** What the deep-reorg check reads of a confirmed settlement (the wallet's, or its event's record). */
+type ConfirmedTx = Pick<Settlement, 'id' | 'kind' | 'txHash' | 'amount' | 'walletAddress'>;
 
 export class ChainWatcher {
   private running = false;
@@ -111,7 +106,7 @@ export class ChainWatcher {
   private async checkSettled(): Promise<void> {
     const wallet = this.sequencer.exchange.wallet;
     for (const s of this.watchedConfirmed()) {
-      if (this.chain.txState(s.txHash).state !== 'dropped') continue;
+      if (s.txHash === null || this.chain.txState(s.txHash).state !== 'dropped') continue;
       if (s.kind === 'deposit') {
         if (!wallet.reorgReported(s.txHash)) await this.sequencer.submit({ type: 'chain.deposit_reorged', txHash: s.txHash });
       } else if (!this.reportedPayouts.has(s.id)) {
@@ -126,13 +121,11 @@ export class ChainWatcher {
   private watchedConfirmed(): readonly ConfirmedTx[] {
     if (this.confirmed !== null) return this.confirmed;
     const limit = this.options.reorgWatch;
-    const confirmed = this.sequencer.exchange.wallet.recentlyConfirmed(limit)
-      .map((s) => ({ id: s.id, kind: s.kind, txHash: s.txHash!, amount: s.amount, walletAddress: s.walletAddress }));
+    const confirmed: ConfirmedTx[] = this.sequencer.exchange.wallet.recentlyConfirmed(limit);
     this.sequencer.subscribe((events) => {
       for (const e of events) {
         if (e.type !== 'settlement' || e.settlement.status !== 'confirmed' || e.settlement.txHash === null) continue;
-        const { id, kind, txHash, amount, walletAddress } = e.settlement;
-        confirmed.push({ id, kind, txHash, amount, walletAddress });
+        confirmed.push(e.settlement);
         if (confirmed.length > limit) confirmed.shift();
       }
     });

@@ -936,10 +936,6 @@ export class LinearEngine implements MatchSink {
    * order and each position count as resting (countResting).
    */
   private auditLiveOrders(account: LinearAccount, errors: string[]): void {
-    for (const market of this.markets.values()) {
-      const live = account.liveCounts(market);
-      if ((live.orders > live.triggers) !== market.accountsWithOrders.has(account.id)) errors.push(`account ${account.id}: ${market.spec.id} accountsWithOrders disagrees with its ${live.orders - live.triggers} live orders`);
-    }
     let reduceOnly = 0;
     const resting = new Map<Position, number>();
     const pendingExits = new Map<LinearMarket, number>();
@@ -959,9 +955,11 @@ export class LinearEngine implements MatchSink {
     }
     let allPending = 0;
     for (const market of this.markets.values()) {
+      const live = account.liveCounts(market);
+      if ((live.orders > live.triggers) !== market.accountsWithOrders.has(account.id)) errors.push(`account ${account.id}: ${market.spec.id} accountsWithOrders disagrees with its ${live.orders - live.triggers} live orders`);
       const held = pendingExits.get(market) ?? 0;
       allPending += held;
-      if (account.liveCounts(market).pendingExits !== held) errors.push(`account ${account.id}: ${market.spec.id} counts ${account.liveCounts(market).pendingExits} pending exits, its orders declare ${held}`);
+      if (live.pendingExits !== held) errors.push(`account ${account.id}: ${market.spec.id} counts ${live.pendingExits} pending exits, its orders declare ${held}`);
     }
     if (allPending !== account.pendingExits) errors.push(`account ${account.id}: ${account.pendingExits} pending exits counted, ${allPending} declared`);
     if (reduceOnly !== account.liveReduceOnly) errors.push(`account ${account.id}: ${account.liveReduceOnly} live reduce-only orders counted, ${reduceOnly} held`);
