@@ -104,8 +104,16 @@ function rowView(r: OptionRow, fresh: boolean, market: { bestBid(): bigint | nul
   };
 }
 
+/**
+ * DVOL while the index is fresh: the board is computed on clock ticks, and between the index going
+ * stale and the next tick it still holds the value the fresh index gave.
+ */
+function freshDvol(ctx: GatewayContext, underlying: string, now: number) {
+  return ctx.exchange.indexPrice(underlying, now) === null ? null : ctx.exchange.board.dvolOf(underlying, now);
+}
+
 export function dvolBlock(ctx: GatewayContext, underlying: string, now: number) {
-  const d = ctx.exchange.indexPrice(underlying, now) === null ? null : ctx.exchange.board.dvolOf(underlying, now);
+  const d = freshDvol(ctx, underlying, now);
   return { underlying, dvol: d === null ? null : num(d.dvol, 2), tenorDays: 30, computedAt: d === null ? null : iso(d.computedAt) };
 }
 
@@ -148,7 +156,7 @@ export function optionsBoardRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const underlying = knownUnderlying(ctx, req.query.underlying ?? PRIMARY);
-    const d = ctx.exchange.board.dvolOf(underlying, ctx.now());
+    const d = freshDvol(ctx, underlying, ctx.now());
     return {
       underlying,
       dvol: d === null ? null : num(d.dvol, 2),

@@ -156,10 +156,15 @@ export class OptionsGroup extends Group implements BookWatcher {
     return `{"marketId":${this.marketJson},"orderbook":{${levels}},"trades":[${trades}]${reference}}`;
   }
 
-  /** `{ markPrice, source, tradable: false }` from the board's fresh mark of this instrument. */
+  /**
+   * `{ markPrice, source, tradable: false }` from the board's fresh mark of this instrument, shown
+   * only while the index is fresh (as GET /markets/board: the board keeps the last tick's marks).
+   */
   private referenceJson(): string {
     const ctx = this.hub.ctx;
-    const mark = ctx.exchange.board.mark(this.market.spec.id, ctx.now())?.mark ?? null;
+    const now = ctx.now();
+    const indexed = ctx.exchange.indexPrice(this.market.underlying, now) !== null;
+    const mark = indexed ? ctx.exchange.board.mark(this.market.spec.id, now)?.mark ?? null : null;
     const markPrice = mark === null ? null : dec(mark);
     const source = markPrice === null ? null : REFERENCE_SOURCE;
     return JSON.stringify({ markPrice, source, tradable: false });
