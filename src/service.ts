@@ -90,6 +90,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
   const sequencer = new Sequencer(exchange, journal, writer, clock, { ...settings.journal, onFatal });
   const replayed = sequencer.recover();
+  if (clock instanceof SteadyClock) clock.resumeFrom(exchange.now());
 
   const chain = new SimulatedChain({
     path: join(settings.dataDir, 'chain.sqlite'),

@@ -74,3 +74,24 @@ test('a stall of the process is not a step: both clocks moved', () => {
   assert.equal(clock.now(), T0 + 30_000);
   assert.deepEqual(reports, []);
 });
+
+test('after recovery behind the journal: time resumes from the journal\'s last time, reported as a step, until the wall clock catches up', () => {
+  const { clock, pass, reports } = rig();
+  // The wall clock was set back an hour while the service was down: the journal ends at T0 + 1 h.
+  clock.resumeFrom(T0 + HOUR);
+  assert.equal(clock.now(), T0 + HOUR, 'not the wall clock, an hour behind the journal');
+  pass(1000);
+  assert.equal(clock.now(), T0 + HOUR + 1000, 'runs on with real time');
+  assert.deepEqual(reports, [-HOUR]);
+  assert.equal(clock.skewMs, -HOUR);
+  pass(1000, HOUR); // the operator puts the wall clock right
+  assert.equal(clock.now(), T0 + HOUR + 2000);
+  assert.deepEqual(reports, [-HOUR, 0]);
+});
+
+test('after recovery with the wall clock ahead of the journal (downtime): the wall clock', () => {
+  const { clock, reports } = rig();
+  clock.resumeFrom(T0 - HOUR);
+  assert.equal(clock.now(), T0);
+  assert.deepEqual(reports, []);
+});

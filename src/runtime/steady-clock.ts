@@ -14,8 +14,13 @@
  * adopts the wall clock as it then is). A backward step is never taken either: service time does
  * not go back.
  *
- * A step while the service is down cannot be told apart from the downtime; recovery adopts the
- * wall clock (the core's own clock never goes back: `Exchange.execute`).
+ * A step while the service is down cannot be told apart from the downtime: a forward one is taken
+ * at restart. A backward one is not: recovery resumes service time from the journal's last time
+ * when the wall clock is behind it (`resumeFrom`), and the difference is reported as a step. Were
+ * the wall clock taken, the core (whose clock never goes back, `Exchange.execute`) would stamp
+ * every command with the journal's last time until the wall clock caught up, and judge every price
+ * stamped with the service clock stale on arrival: no mark, no orders that add risk, for as long
+ * as the step.
  */
 import type { Clock } from './sequencer.ts';
 
@@ -55,6 +60,17 @@ export class SteadyClock implements Clock {
     }
     if (t > this.last) this.last = t;
     return this.last;
+  }
+
+  /**
+   * Service time continues from `t` (the last time the journal holds) if the wall clock is behind
+   * it; from the wall clock otherwise. Called once, after recovery, before anything is stamped.
+   */
+  resumeFrom(t: number): void {
+    if (t <= this.last) return;
+    this.wallAt = t;
+    this.monoAt = this.mono();
+    this.last = t;
   }
 
   /** Wall clock minus service time while a step is not taken; 0 while the wall clock is followed. */

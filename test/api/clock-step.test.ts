@@ -2,10 +2,14 @@
  * A step of the system clock while the service runs is not taken (runtime/steady-clock.ts), on the
  * real service whose SteadyClock reads a system clock the test moves: a dated future due at 08:00
  * is still trading after the system clock jumps from 07:00 to 09:00, /health shows the skew, and
- * once the clocks agree again the future expires at its own time as usual.
+ * once the clocks agree again the future expires at its own time as usual. And a restart with the
+ * system clock set back while the service was down resumes from the journal's last time.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { futureId } from '../../src/core/listings.ts';
 import { SteadyClock } from '../../src/runtime/steady-clock.ts';
 import { admin, call, fund, signIn, startService, type TestService } from '../support/harness.ts';
@@ -78,4 +82,32 @@ test('a forward step of the system clock does not expire a dated future early', 
   assert.equal(await listed(future), 'not listed', 'it expires at its own time');
   const after = (await call(url, `/perps/orders?marketId=${future}`, { token: t.token })).body as { id: string; status: string }[];
   assert.equal(after.find((o) => o.id === bid.body.id)?.status, 'expired');
+});
+
+test('a restart with the system clock an hour behind the journal resumes from the journal\'s time: prices are fresh, orders trade', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'clock-behind-'));
+  const machine = { wall: at(10), mono: 1_000 };
+  const restartedClock = () => new SteadyClock(5000, () => {}, () => machine.wall, () => machine.mono);
+  let service = await startService({ FEED: 'push', TICK_MS: '60000', DEPOSIT_CONFIRMATIONS: '1' }, dir, { clock: restartedClock() });
+  const t = await signIn(service.url);
+  await fund(service.url, t, '10000');
+  assert.equal((await call(service.url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount: '10000' } })).status, 200);
+  assert.equal((await call(service.url, '/admin/index', { body: { underlying: 'BTC', price: '100000' }, headers: admin })).status, 200);
+  await stopService(service);
+
+  machine.wall = at(9); // set back an hour while the service was down
+  service = await startService({ FEED: 'push', TICK_MS: '60000', DEPOSIT_CONFIRMATIONS: '1' }, dir, { clock: restartedClock() });
+  try {
+    assert.equal((await call(service.url, '/admin/index', { body: { underlying: 'BTC', price: '100000' }, headers: admin })).status, 200);
+    const stats = await call(service.url, '/perps/market-stats?marketId=BTC-PERP');
+    // Before: the core stamped everything at the journal's 10:00 and judged this 09:00 price stale:
+    // markPrice null, and every order that adds risk refused with MARKET_CLOSED for the hour.
+    assert.notEqual(stats.body.markPrice, null, JSON.stringify(stats.body));
+    const bid = await call(service.url, '/perps/orders', { token: t.token, body: { marketId: 'BTC-PERP', side: 'buy', type: 'limit', quantity: '0.01', price: '99000' } });
+    assert.equal(bid.status, 201, JSON.stringify(bid.body));
+    assert.ok(service.service.ctx.now() >= at(10), 'service time did not go back to the wall clock');
+    assert.equal((await call(service.url, '/health')).body.clockSkewMs, -HOUR, 'the step is reported');
+  } finally {
+    await stopService(service);
+  }
 });
