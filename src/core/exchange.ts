@@ -273,6 +273,7 @@ export class Exchange {
         return this.publishIndex(command);
       case 'prices.observe':
         this.index.observe(command.underlying, command.observations, this.clock);
+        this.lifecycle.expireDue(this.clock);
         this.linear.updateMarks(command.underlying, this.clock);
         this.lifecycle.checkLiquidations(command.underlying);
         return null;
@@ -304,6 +305,7 @@ export class Exchange {
   private tick(): null {
     this.ensureListings();
     for (const underlying of this.index.underlyingNames()) this.index.sample(underlying, this.clock);
+    this.lifecycle.expireDue(this.clock);
     this.linear.updateMarks(null, this.clock);
     this.lifecycle.onTick(this.clock);
     this.clob.onTick(this.clock);
@@ -421,6 +423,7 @@ export class Exchange {
     const quote: IndexQuote = { price: c.price, sourceTs: c.sourceTs, receivedAt: this.clock };
     this.index.publish(c.underlying, c.price, c.sourceTs, this.clock);
     this.events.push({ type: 'index', underlying: c.underlying, price: c.price, sourceTs: c.sourceTs, at: this.clock });
+    this.lifecycle.expireDue(this.clock);
     this.linear.updateMarks(c.underlying, this.clock);
     this.lifecycle.checkLiquidations(c.underlying);
     return quote;

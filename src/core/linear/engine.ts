@@ -547,6 +547,7 @@ export class LinearEngine implements MatchSink {
     const account = this.account(accountId);
     const position = account.openPosition(market, mode, now);
     const before = position.size;
+    market.positionMoves++;
     if (before === 0) position.fundingIndex = market.fundingIndex; // funding accrues from now on
     const effect = position.applyFill(signedLots, priceTicks, now);
     account.totals.get(market.modeKeys[mode])?.positionChanged(); // order margin depends on the position

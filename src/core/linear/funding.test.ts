@@ -281,7 +281,51 @@ describe('funding across a gap', () => {
     // No tick from 11:00 to 12:00 (the feed and the venue were down); the index returns at 12:00.
     w.index('100000', T0 + 2 * HOUR - 1);
     w.tick(T0 + 2 * HOUR);
-    assert.deepEqual(w.paid(2), [fx('-1.25')], 'interest only; before: 6.25, the 10:00 samples\' premium');
+    assert.deepEqual(w.paid(2), [fx('-1.25')], 'interest only for 11:00–12:00 (before: 6.25, the 10:00 samples\' premium); the unpaid 11:00 funding time is dropped at 12:00');
+  });
+
+  test('a restart across the funding time: the payment waits for the index to return, then is paid once', () => {
+    // The index is fresh for 10 s after each publication; the service goes down at 10:59:40 and
+    // is back at 11:00:30, where its first tick comes before the feed's first price.
+    const w = new World(HOUR, (c) => ({ ...c, index: { ...c.index, maxAgeMs: 10_000 } }));
+    w.index('100000');
+    for (const n of [1, 2, 3]) w.fund(n);
+    w.trade(2, 1, 'buy', '1');
+    w.order(3, 'buy', '0.5', '100100');
+    w.order(3, 'sell', '0.5', '100300');
+    for (let t = T0; t <= T0 + HOUR - 20_000; t += 5000) {
+      w.index('100000', t);
+      w.tick(t);
+    }
+    w.tick(T0 + HOUR + 30_000);
+    assert.deepEqual(w.paid(2), [], 'not on the stale index');
+    w.index('100000', T0 + HOUR + 30_500);
+    w.tick(T0 + HOUR + 31_000);
+    // Before: nothing, the 11:00 funding time was passed over on the stale tick and never paid.
+    assert.deepEqual(w.paid(2), [fx('-6.25')], 'the 10:00 hour\'s premium, as without the restart');
+    w.index('100000', T0 + HOUR + 35_000);
+    w.tick(T0 + HOUR + 36_000);
+    assert.equal(w.paid(2).length, 1, 'paid once');
+  });
+
+  test('a payment waiting for the index is dropped once a position changes: it is owed by the positions held at the funding time', () => {
+    const w = new World(HOUR, (c) => ({ ...c, index: { ...c.index, maxAgeMs: 10_000 } }));
+    w.index('100000');
+    for (const n of [1, 2, 3, 4]) w.fund(n);
+    w.trade(2, 1, 'buy', '1');
+    w.order(3, 'buy', '0.5', '100100');
+    w.order(3, 'sell', '0.5', '100300');
+    for (let t = T0; t <= T0 + HOUR - 20_000; t += 5000) {
+      w.index('100000', t);
+      w.tick(t);
+    }
+    w.tick(T0 + HOUR + 30_000);
+    // While the index is stale a reduce-only order still trades: the long sells half into account 3's bid.
+    const closed = w.order(2, 'sell', '0.5', null, { reduceOnly: true });
+    assert.equal(closed.order.status, 'filled');
+    w.index('100000', T0 + HOUR + 30_500);
+    w.tick(T0 + HOUR + 31_000);
+    assert.equal(w.funding.length, 0, 'not charged on a size nobody held at 11:00, nor to account 3 who bought after it');
   });
 
   test('funding times the venue was down for are skipped, not paid late to whoever holds a position then', () => {

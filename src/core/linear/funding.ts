@@ -38,9 +38,12 @@ export class FundingState {
   lastSampleAt = 0;
   /** Start of the interval the samples belong to. */
   intervalStart = 0;
-  /** Rate (per interval) applied at the last funding time. */
-  lastRate: Fixed = 0n;
+  /** The last funding time a clock tick went through (0 before the first tick). */
   lastFundingAt = 0;
+  /** A funding time gone through but not paid yet: the index was stale then (null: none). */
+  unpaidFundingAt: number | null = null;
+  /** The market's `positionMoves` at that funding time: the positions then are the ones to pay. */
+  positionMovesAtFunding = 0;
 }
 
 export function nextFundingTime(now: number, intervalMs: number): number {

@@ -240,6 +240,30 @@ describe('dated futures', () => {
     assert.ok(w.perps(2) > fx('100000'), 'the long gained 1000 minus fees');
   });
 
+  test('between the expiry instant and the next tick, an index move neither re-marks the future nor trades in its book', () => {
+    const { w, expiry, id, request } = futurePosition();
+    const MIN = 60_000;
+    w.fund(3, '1000000');
+    w.fund(4, '3700');
+    w.ok({ type: 'perp.place', account: addr(1), request: request(1, '100000') });
+    w.ok({ type: 'perp.place', account: addr(4), request: request(0, null) }); // account 4 long 1 BTC on 3,700
+    for (let t = expiry - 31 * MIN; t < expiry; t += MIN) {
+      w.index('100000', t);
+      w.tick(t);
+    }
+    w.ok({ type: 'perp.place', account: addr(3), request: request(0, '99500') }); // a resting bid
+    // 200 ms after expiry, before any tick, the index falls far enough to liquidate account 4.
+    const out = w.run({ type: 'index.publish', underlying: 'BTC', price: fx('95000'), sourceTs: expiry + 200 }, expiry + 200);
+    assert.ok(out.ok);
+    const fills = out.events.filter((e) => e.type === 'fill' && e.fill.marketId === id);
+    // Before: the liquidation of account 2 sold 1 BTC of the expired future into account 3's bid.
+    assert.deepEqual(fills, [], 'no trade in a market past its expiry');
+    const market = w.ex.linear.markets.get(id)!;
+    assert.equal(market.status, 'expired', 'expired by the first command that moves marks');
+    assert.equal(market.settlementPrice, fx('100000'), 'settled at its window TWAP, not liquidated at 95 000');
+    assert.equal(w.size(4, id), 0);
+  });
+
   test('the settlement TWAP leaves out the time the index was stale', () => {
     const { w, expiry, id } = futurePosition();
     const MIN = 60_000;

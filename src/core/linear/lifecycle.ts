@@ -75,10 +75,10 @@ export class LinearLifecycle {
     readonly settings: LifecycleSettings,
   ) {}
 
+  /** After `expireDue`, on every clock tick: funding, liquidations, the fund's unwinding. */
   onTick(now: number): void {
     for (const market of this.engine.markets.values()) {
-      if (market.spec.expiry !== null && now >= market.spec.expiry && !market.settled) this.expire(market, now);
-      else if (market.isPerp && market.status === 'open') this.fundingTick(market, now);
+      if (market.isPerp && market.status === 'open') this.fundingTick(market, now);
     }
     this.checkLiquidations(null);
     this.unwindFund();
@@ -91,8 +91,12 @@ export class LinearLifecycle {
    * Pays the interval that just ended, on the first tick past its funding time, to the positions
    * held then, from its own premium samples: an interval without samples (the index stale
    * throughout) pays the interest rate alone, as market stats predicted, never an earlier
-   * interval's premium. A funding time the venue did not tick through (down, or the clock jumped)
-   * is skipped: by the late tick positions have traded, so whoever holds one did not hold it then.
+   * interval's premium. No fresh index at that tick (after a restart the clock ticks before the
+   * feed is back), no payment on an invented price: it waits for the index, as long as no position
+   * of the market has changed since the funding time (it is owed by the positions held then) and
+   * until the next funding time at the latest; otherwise it is dropped. A funding time the venue did
+   * not tick through (down for more than an interval) is skipped: nothing sampled the intervals it
+   * was down for, and nobody could trade out of a position meanwhile.
    */
   private fundingTick(market: LinearMarket, now: number): void {
     const state = this.stateOf(market);
@@ -101,21 +105,27 @@ export class LinearLifecycle {
     if (state.lastFundingAt === 0) state.lastFundingAt = boundary;
     else if (boundary > state.lastFundingAt) {
       const missed = boundary - state.lastFundingAt > interval;
-      const samples = state.intervalStart === boundary - interval ? state : UNSAMPLED;
-      if (!missed) this.payFunding(market, state, samples, boundary);
+      state.unpaidFundingAt = missed ? null : boundary;
+      state.positionMovesAtFunding = market.positionMoves;
       state.lastFundingAt = boundary;
     }
+    if (market.positionMoves !== state.positionMovesAtFunding) state.unpaidFundingAt = null;
     const index = this.deps.index.index(market.spec.underlying, now);
-    if (index !== null) samplePremium(state, market, index.price, now, this.settings.funding);
+    if (index === null) return;
+    const due = state.unpaidFundingAt;
+    if (due !== null) {
+      // Paid before this tick's sample, which would start the next interval's.
+      this.payFunding(market, state.intervalStart === due - interval ? state : UNSAMPLED, index.price, due);
+      state.unpaidFundingAt = null;
+    }
+    samplePremium(state, market, index.price, now, this.settings.funding);
   }
 
   /** Pays one interval: index += rate × index price; each position settles −size × Δindex. */
-  private payFunding(market: LinearMarket, state: FundingState, samples: FundingState, at: number): void {
-    const index = this.deps.index.index(market.spec.underlying, this.deps.now());
+  private payFunding(market: LinearMarket, samples: FundingState, indexPrice: Fixed, at: number): void {
     const rate = intervalRate(samples, market, this.settings.funding);
-    state.lastRate = rate;
-    if (index === null || rate === 0n) return; // no fresh index: no funding on an invented price
-    const delta = divRound(rate * index.price, SCALE, 'halfUp');
+    if (rate === 0n) return;
+    const delta = divRound(rate * indexPrice, SCALE, 'halfUp');
     market.fundingIndex += delta;
     const payments: { position: Position; amount: Fixed }[] = [];
     for (const p of market.positions) {
@@ -348,6 +358,18 @@ export class LinearLifecycle {
   }
 
   // ---- expiry ----
+
+  /**
+   * Expires the dated futures whose expiry time has come, and settles those whose settlement price
+   * is known. Run first by every command that moves marks (clock ticks and index inputs): between
+   * the expiry instant and the next tick a mark move would otherwise re-mark the market, fire its
+   * stop orders and liquidate into its book after trading stopped.
+   */
+  expireDue(now: number): void {
+    for (const market of this.engine.markets.values()) {
+      if (market.spec.expiry !== null && now >= market.spec.expiry && !market.settled) this.expire(market, now);
+    }
+  }
 
   private expire(market: LinearMarket, now: number): void {
     if (market.status === 'open') {

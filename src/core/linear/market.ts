@@ -74,6 +74,8 @@ export class LinearMarket {
   private localMedianEma: EmaState = emptyEma();
   /** Sum of long position lots (= short lots). */
   openInterestLots = 0;
+  /** Counts every change of a position in this market (a payment held back compares it, funding). */
+  positionMoves = 0;
   readonly untriggered = new Set<LinearOrder>();
   /** Every non-flat position in this market (funding, liquidation checks and expiry walk it). */
   readonly positions = new Set<Position>();
