@@ -42,6 +42,11 @@ export class TwapAccumulator {
     return this.size === 0 ? null : this.ts[this.ts.length - 1]!;
   }
 
+  /** Whether the newest sample is a price (false for a gap or when empty). */
+  get lastPriced(): boolean {
+    return this.size > 0 && this.px[this.px.length - 1] !== null;
+  }
+
   /** A sample: the index is `price` from `ts` on, or (null) there is none. */
   add(ts: number, price: Fixed | null): void {
     if (!Number.isSafeInteger(ts)) throw new RangeError('ts must be an integer number of milliseconds');

@@ -60,3 +60,27 @@ test('a quote stamped an hour ahead does not silence its source', () => {
   board.observe('BTC', [{ source: 'a', price: usd(100_000n), ts: now + 10 }, { source: 'b', price: usd(100_010n), ts: now + 10 }], now + 10);
   assert.equal(board.index('BTC', now + 20)?.sources, 2, 'both sources count');
 });
+
+test('after downtime, the settlement history leaves out the time since the last input went stale', () => {
+  const board = new IndexBoard(settings);
+  const usd = (n: bigint) => n * 10n ** 18n;
+  const t0 = 1_800_000_000_000;
+  board.publish('BTC', usd(100_000n), t0, t0);
+  board.publish('BTC', usd(110_000n), t0 + 5_000, t0 + 5_000);
+  // Nothing runs for 20 minutes (the service is down); the first command after it samples the board.
+  board.publish('BTC', usd(100_000n), t0 + 1_200_000, t0 + 1_200_000);
+  // 110 000 is fresh for 10 s after its print, to t0 + 15 000 inclusive: it counts for 10 001 ms.
+  const expected = (usd(100_000n) * 5_000n + usd(110_000n) * 10_001n) / 15_001n;
+  // Before: 110 000 held across the downtime, 1 195 000 of the 1 200 000 ms (109 958.3).
+  assert.equal(board.twap('BTC', t0, t0 + 1_200_000), expected);
+});
+
+test('a source quoting on keeps the index, and the history, priced without a gap', () => {
+  const board = new IndexBoard({ ...settings, minSources: 1 });
+  const usd = (n: bigint) => n * 10n ** 18n;
+  const t0 = 1_800_000_000_000;
+  for (let t = t0; t <= t0 + 60_000; t += 8_000) board.observe('BTC', [{ source: 'a', price: usd(100_000n), ts: t }], t);
+  assert.equal(board.twap('BTC', t0, t0 + 56_000), usd(100_000n));
+  board.observe('BTC', [{ source: 'a', price: usd(90_000n), ts: t0 + 64_000 }], t0 + 64_000);
+  assert.equal(board.twap('BTC', t0, t0 + 64_000), usd(100_000n), 'quotes 8 s apart never leave a gap');
+});

@@ -55,6 +55,7 @@ export class IndexBoard {
 
   observe(underlying: string, observations: readonly SourceQuote[], now: number): void {
     const state = this.state(underlying);
+    this.closeStalePrice(state, now);
     for (const q of observations) {
       // A quote stamped in the future (a source's skewed clock) is never kept: kept, it would
       // outrank that source's correct later quotes as "newer" and silence the source until then.
@@ -68,6 +69,7 @@ export class IndexBoard {
 
   publish(underlying: string, price: Fixed, ts: number, now: number): void {
     const state = this.state(underlying);
+    this.closeStalePrice(state, now);
     state.push = { source: PUSH_SOURCE, price, ts };
     state.memo = null;
     this.sample(underlying, now);
@@ -126,13 +128,28 @@ export class IndexBoard {
   /**
    * Records the current index in the TWAP history (called on every input and clock tick): the price,
    * or a gap once it went stale, so an outage counts for nothing in a settlement average instead
-   * of carrying the last price across it (to within one tick of when the index went stale).
+   * of carrying the last price across it. The gap starts when the last input went stale, even when
+   * nothing ran then (the service was down): the first command after a restart records it there.
    */
   sample(underlying: string, now: number): void {
     const state = this.state(underlying);
+    this.closeStalePrice(state, now);
     state.twap.add(now, this.index(underlying, now)?.price ?? null);
     const cut = now - this.settings.twapRetentionMs;
     state.twap.prune(state.keepFrom !== null && state.keepFrom < cut ? state.keepFrom : cut);
+  }
+
+  /**
+   * Ends the last price of the history where the inputs behind it went stale, if that was before
+   * `now` and nothing sampled it then. Runs before new inputs replace them.
+   */
+  private closeStalePrice(state: UnderlyingState, now: number): void {
+    const twap = state.twap;
+    if (!twap.lastPriced) return;
+    let newest = state.push?.ts ?? -Infinity;
+    for (const q of state.sources.values()) if (q.ts > newest) newest = q.ts;
+    const staleAt = Math.floor(newest + this.settings.maxAgeMs) + 1;
+    if (staleAt > twap.lastTs! && staleAt < now) twap.add(staleAt, null);
   }
 
   private state(underlying: string): UnderlyingState {
