@@ -135,28 +135,47 @@ describe('pickDvolExpiries', () => {
 });
 
 describe('iqmSmoother', () => {
-  test('interquartile mean of the last N values', () => {
-    const s = iqmSmoother(8);
-    assert.equal(s.value(), null);
-    s.push(50);
-    assert.equal(s.value(), 50);
-    for (const v of [1, 100, 52, 48, 51, 49, 1000]) s.push(v);
+  test('interquartile mean of the values of the last N periods', () => {
+    const s = iqmSmoother(8, 1000);
+    assert.equal(s.value(0), null);
+    s.push(50, 0);
+    assert.equal(s.value(0), 50);
+    [1, 100, 52, 48, 51, 49, 1000].forEach((v, i) => s.push(v, (i + 1) * 1000));
     // Sorted: 1 48 49 50 51 52 100 1000; drop two at each end: mean(49, 50, 51, 52).
-    assert.equal(s.value(), 50.5);
-    s.push(Number.NaN);
-    assert.equal(s.value(), 50.5);
+    assert.equal(s.value(7000), 50.5);
+    s.push(Number.NaN, 8000);
+    assert.equal(s.value(7000), 50.5);
     // The window rolls: 50 and 1 leave, 53 and 54 arrive.
-    s.push(53);
-    s.push(54);
+    s.push(53, 8000);
+    s.push(54, 9000);
     // Sorted: 48 49 51 52 53 54 100 1000; middle four 51 52 53 54.
-    assert.equal(s.value(), 52.5);
+    assert.equal(s.value(9000), 52.5);
   });
 
-  test('default window is 120 and spikes do not move it', () => {
+  test('one value per period: faster ticks do not shorten the window', () => {
+    const s = iqmSmoother(4, 1000);
+    s.push(10, 0);
+    s.push(99, 10); // 10 ms later, same period: not kept
+    s.push(20, 1000);
+    assert.equal(s.value(1000), 15);
+  });
+
+  test('after a gap in the inputs the values from before it have left the window', () => {
+    const s = iqmSmoother(120, 1000);
+    for (let t = 0; t < 120_000; t += 1000) s.push(59.76, t);
+    // Two hours without a value (an index outage), then the first raw value after it.
+    s.push(86.19, 7_320_000);
+    // Before (a window of the last 120 values, however old): 59.76.
+    assert.equal(s.value(7_320_000), 86.19);
+    assert.equal(s.value(7_500_000), null, 'nothing in the last 120 s');
+  });
+
+  test('default window is 120 one-second values and spikes do not move it', () => {
     const s = iqmSmoother();
-    for (let i = 0; i < 200; i++) s.push(i % 10 === 0 ? 500 : 55 + (i % 3) * 0.1);
-    const v = s.value();
+    for (let i = 0; i < 200; i++) s.push(i % 10 === 0 ? 500 : 55 + (i % 3) * 0.1, i * 1000);
+    const v = s.value(199_000);
     assert.ok(v !== null && Math.abs(v - 55.1) < 0.1, `${v}`);
     assert.throws(() => iqmSmoother(0), RangeError);
+    assert.throws(() => iqmSmoother(120, 0), RangeError);
   });
 });

@@ -13,7 +13,7 @@
  *     strikes used (one-sided at the ends), T_j in years from milliseconds (365-day year);
  *  5. σ²_30 = [T1σ²_1(N2 − N30)/(N2 − N1) + T2σ²_2(N30 − N1)/(N2 − N1)]·N365/N30 with N in minutes
  *     (N30 = 43 200, N365 = 525 600); DVOL = 100·√σ²_30 (percent).
- * Smoothing: the interquartile mean of the last 120 raw values (`iqmSmoother`).
+ * Smoothing: the interquartile mean of one raw value a second over the last 120 seconds (`iqmSmoother`).
  *
  * Inputs are plain numbers (mids already converted from exact decimals); time is passed in as ms.
  * Returns null instead of a number when inputs are insufficient (fewer than 2 strikes used for an
@@ -153,33 +153,52 @@ export function computeDvol(input: { nowMs: number; near: DvolExpiry; far: DvolE
 }
 
 export interface IqmSmoother {
-  /** Adds a raw value; non-finite values are ignored so one bad tick cannot poison the window. */
-  push(value: number): void;
-  /** Interquartile mean of the window, or null before the first value. */
-  value(): number | null;
+  /**
+   * Adds the raw value computed at `ts` (ms, non-decreasing): kept only when a period has passed
+   * since the last value kept; non-finite values are ignored so one bad tick cannot poison the window.
+   */
+  push(value: number, ts: number): void;
+  /** Interquartile mean of the values of the last `count` periods before `now`, or null when none. */
+  value(now: number): number | null;
 }
 
 /**
- * Interquartile mean of the last `window` values: sort, drop floor(n/4) values at each end, average
- * the rest (a plain mean while fewer than 4 values are held).
+ * Interquartile mean of the raw values of the last `count` periods of `periodMs` (Deribit: one raw
+ * value a second, the last 120): sort, drop floor(n/4) values at each end, average the rest (a plain
+ * mean while fewer than 4 values are held). The window is in time, not in values: after a gap in
+ * the inputs (an index outage, downtime) the values from before it have left the window, and the
+ * clock tick's length does not change what the window spans.
  */
-export function iqmSmoother(window = 120): IqmSmoother {
-  if (!(Number.isInteger(window) && window > 0)) throw new RangeError(`iqmSmoother: bad window ${window}`);
-  const ring: number[] = [];
-  let next = 0;
+export function iqmSmoother(count = 120, periodMs = 1000): IqmSmoother {
+  if (!(Number.isInteger(count) && count > 0)) throw new RangeError(`iqmSmoother: bad count ${count}`);
+  if (!(Number.isInteger(periodMs) && periodMs > 0)) throw new RangeError(`iqmSmoother: bad period ${periodMs}`);
+  const windowMs = count * periodMs;
+  const times: number[] = [];
+  const values: number[] = [];
+  const dropBefore = (from: number) => {
+    let stale = 0;
+    while (stale < times.length && times[stale]! < from) stale++;
+    if (stale > 0) {
+      times.splice(0, stale);
+      values.splice(0, stale);
+    }
+  };
   return {
-    push(value: number): void {
+    push(value: number, ts: number): void {
       if (!Number.isFinite(value)) return;
-      if (ring.length < window) ring.push(value);
-      else ring[next] = value;
-      next = (next + 1) % window;
+      const last = times.at(-1);
+      if (last !== undefined && ts < last + periodMs) return;
+      times.push(ts);
+      values.push(value);
+      dropBefore(ts - windowMs + 1);
     },
-    value(): number | null {
-      if (ring.length === 0) return null;
-      const sorted = [...ring].sort((x, y) => x - y);
+    value(now: number): number | null {
+      dropBefore(now - windowMs + 1);
+      if (values.length === 0) return null;
+      const sorted = [...values].sort((x, y) => x - y);
       const drop = Math.floor(sorted.length / 4);
       const mid = sorted.slice(drop, sorted.length - drop);
-      return mid.reduce((s, v) => s + v, 0) / mid.length;
+      return mid.reduce((sum, v) => sum + v, 0) / mid.length;
     },
   };
 }

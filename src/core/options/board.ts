@@ -285,9 +285,9 @@ export class OptionBoard {
     const result = computeDvol({ nowMs: now, near: input(pick.nearMs), far: input(pick.farMs) });
     if (result === null) return null;
     let smoother = this.smoothers.get(underlying);
-    if (smoother === undefined) this.smoothers.set(underlying, (smoother = iqmSmoother(120)));
-    smoother.push(result.dvol);
-    return { dvol: smoother.value() ?? result.dvol, raw: result.dvol, computedAt: now, sourceTs };
+    if (smoother === undefined) this.smoothers.set(underlying, (smoother = iqmSmoother(120, 1000)));
+    smoother.push(result.dvol, now);
+    return { dvol: smoother.value(now) ?? result.dvol, raw: result.dvol, computedAt: now, sourceTs };
   }
 }
 
