@@ -13,6 +13,7 @@ export type MarginMode = 'cross' | 'isolated';
 export type OrderStatus = 'untriggered' | 'open' | 'filled' | 'cancelled' | 'rejected' | 'expired';
 export type Liquidity = 'maker' | 'taker';
 export type PositionStatus = 'open' | 'closed' | 'liquidated';
+export type PositionSide = 'long' | 'short';
 export type EngineName = 'linear' | 'clob';
 
 export const ORDER_STATUSES: readonly OrderStatus[] = ['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired'];
@@ -74,7 +75,7 @@ export interface PositionRecord {
   readonly accountId: number;
   readonly marketId: string;
   readonly marginMode: MarginMode;
-  readonly side: 'long' | 'short';
+  readonly side: PositionSide;
   /** Absolute size; 0 once closed. */
   readonly size: Fixed;
   readonly entryPrice: Fixed | null;

@@ -10,12 +10,14 @@
  * payoff is realised against the remaining basis.
  */
 import { divRound, SCALE, type Fixed } from '../money.ts';
-import type { PositionStatus } from '../records.ts';
+import type { PositionSide, PositionStatus } from '../records.ts';
 import type { ClobMarket } from './market.ts';
 
 export class OptionPosition {
   /** Signed lots. */
   size = 0;
+  /** The side of the open lots; a closed position keeps the side it had (its records show it). */
+  side: PositionSide = 'long';
   /** Signed premium of the open lots (paid > 0, received < 0). */
   cost: Fixed = 0n;
   realizedPnl: Fixed = 0n;
@@ -37,6 +39,7 @@ export class OptionPosition {
     this.updatedAt = now;
     const size = this.size;
     if (size === 0 || Math.sign(size) === Math.sign(lots)) {
+      if (size === 0) this.side = lots < 0 ? 'short' : 'long';
       this.size = size + lots;
       this.cost += signed(units.notional(priceTicks, Math.abs(lots)), lots);
       return 0n;
@@ -50,6 +53,7 @@ export class OptionPosition {
     this.size = size + Math.sign(lots) * closing;
     const opening = Math.abs(lots) - closing;
     if (opening > 0) {
+      this.side = lots < 0 ? 'short' : 'long';
       this.size = Math.sign(lots) * opening;
       this.cost = signed(units.notional(priceTicks, opening), lots);
     }

@@ -83,7 +83,7 @@ export function positionRecord(p: OptionPosition): PositionRecord {
     accountId: p.accountId,
     marketId: p.market.spec.id,
     marginMode: 'cross',
-    side: p.size < 0 ? 'short' : 'long',
+    side: p.side,
     size: p.market.units.size(Math.abs(p.size)),
     entryPrice: p.averagePremium(),
     realizedPnl: p.realizedPnl,

@@ -246,6 +246,22 @@ describe('realised PnL and entry price', () => {
     });
   }
 
+  test('a closed short is reported as a short, to both sides of the closing trade', () => {
+    const v = new Venue();
+    v.fund(A, '100000');
+    v.fund(B, '100000');
+    v.trade(A, B, 'sell', '0.5', '100000');
+    v.order(B, { side: 'sell', qty: '0.5', price: '100005' });
+    const out = v.place(A, { side: 'buy', qty: '0.5', price: '100005', tif: 'ioc' });
+    assert.ok(out.ok);
+    assert.equal(out.result.position?.status, 'closed');
+    // Before: side "long", read off the size, which is zero once closed.
+    assert.equal(out.result.position?.side, 'short');
+    const makerEvent = out.events.find((e) => e.type === 'position' && e.position.accountId === v.id(B));
+    assert.ok(makerEvent?.type === 'position');
+    assert.deepEqual([makerEvent.position.side, makerEvent.position.status], ['long', 'closed']);
+  });
+
   test('a position closed and reopened by one sweep reports status open again', () => {
     const v = new Venue();
     v.fund(A, '100000');

@@ -10,7 +10,7 @@
  * collateral when the position closes.
  */
 import { divRound, SCALE, type Fixed } from '../money.ts';
-import type { MarginMode, PositionRecord, PositionStatus } from '../records.ts';
+import type { MarginMode, PositionRecord, PositionSide, PositionStatus } from '../records.ts';
 import type { LinearMarket } from './market.ts';
 
 export interface FillEffect {
@@ -23,6 +23,8 @@ export interface FillEffect {
 export class Position {
   /** Signed lots. */
   size = 0;
+  /** The side of the open lots; a closed position keeps the side it had (its records show it). */
+  side: PositionSide = 'long';
   /** Signed entry notional of the open lots. */
   cost: Fixed = 0n;
   /** Realised PnL posted to the ledger over this position's life (rounded as posted). */
@@ -69,6 +71,7 @@ export class Position {
     this.cachedVersion = -1;
     const size = this.size;
     if (size === 0 || Math.sign(size) === Math.sign(lots)) {
+      if (size === 0) this.side = lots < 0 ? 'short' : 'long';
       this.size = size + lots;
       this.cost += signedNotional(units.notional(priceTicks, Math.abs(lots)), lots);
       return { realized: 0n, closedLots: 0 };
@@ -82,6 +85,7 @@ export class Position {
     this.size = size + Math.sign(lots) * closing;
     const opening = Math.abs(lots) - closing;
     if (opening > 0) {
+      this.side = lots < 0 ? 'short' : 'long';
       this.size = Math.sign(lots) * opening;
       this.cost = signedNotional(units.notional(priceTicks, opening), lots);
     }
@@ -95,6 +99,7 @@ export class Position {
   scratchCopy(): Position {
     const copy = new Position(this.id, this.accountId, this.market, this.marginMode, this.openedAt);
     copy.size = this.size;
+    copy.side = this.side;
     copy.cost = this.cost;
     copy.isolatedMargin = this.isolatedMargin;
     return copy;

@@ -85,7 +85,7 @@ export function positionRecord(p: Position): PositionRecord {
     accountId: p.accountId,
     marketId: p.market.spec.id,
     marginMode: p.marginMode,
-    side: p.size < 0 ? 'short' : 'long',
+    side: p.side,
     size: p.market.units.size(Math.abs(p.size)),
     entryPrice: p.entryPrice(),
     realizedPnl: p.realizedPnl,

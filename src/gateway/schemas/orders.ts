@@ -58,7 +58,7 @@ export const FillView = Type.Object({
 export const PositionViewSchema = Type.Object({
   id: Type.String(),
   marketId: Type.String(),
-  side: StringEnum(['long', 'short'] as const),
+  side: StringEnum(['long', 'short'] as const, { description: 'the side of the open size; a closed position keeps the side it had' }),
   size: Type.String(),
   entryPrice: OrNull(Type.String(), {
     description: 'cost basis / size. It also moves when the venue settles this position\'s profit to pay a loss, fee or funding the account\'s cash could not (realized_pnl ledger entry, ref pnl_settlement:<market>)',
