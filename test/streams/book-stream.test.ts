@@ -8,11 +8,13 @@
  * increasing eventSeq equal to the SSE id, a late joiner's snapshot equal to the early client's
  * snapshot-plus-diffs and to GET /perps/orderbook, one shared group (identical frames) for
  * subscribers of the same (market, depth, interval), heartbeats on the raw stream, and parameter
- * bounds refused with 400 before any stream opens (404 for an unknown market; 400 for HTTP/1.0).
+ * bounds refused with 400 before any stream opens (404 for an unknown market; 400 for HTTP/1.0);
+ * and a spot pair's book, which the stream serves as it serves a perpetual's.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { clobTraders, ok, post } from '../support/clob-http.ts';
 import { call, startService, waitFor, type TestService, type Trader } from '../support/harness.ts';
 import {
   assertSequence,
@@ -241,6 +243,26 @@ describe('GET /perps/book-stream', () => {
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error, 'NOT_FOUND');
     await waitFor(() => ts.service.streams.stats().connections === 0);
+  });
+
+  test('a spot pair /perps/markets lists streams its book too; an option instrument is not a perps market', async () => {
+    const [seller] = await clobTraders(url, 1, { btc: '1' });
+    const client = new StreamClient(streamUrl('marketId=BTC-USDC&intervalMs=50'));
+    try {
+      // Before: 404 "market BTC-USDC not found", though GET /perps/orderbook/BTC-USDC served it.
+      const snap = await client.next((m) => m.event === 'snapshot');
+      assert.deepEqual(snap.data.payload, { marketId: 'BTC-USDC', bids: [], asks: [] });
+      ok(await post(url, seller!, '/orders', { marketId: 'BTC-USDC', side: 'sell', quantity: '0.2', price: '100000' }), 201);
+      const u = await client.next((m) => m.event === 'update');
+      assert.deepEqual(u.data.payload, { marketId: 'BTC-USDC', bids: [], asks: [{ price: '100000', size: '0.2', total: '0.2' }] });
+      const book = (await call(url, '/perps/orderbook/BTC-USDC')).body as { asks: string[][] };
+      assert.deepEqual(book.asks, [['100000', '0.2']]);
+    } finally {
+      client.close();
+    }
+    const option = [...ts.service.ctx.exchange.clob.markets.values()].find((m) => m.isOption)!.spec.id;
+    const refused = await call(url, `/perps/book-stream?marketId=${option}`);
+    assert.equal(refused.status, 404, 'options stream on /options/stream/events');
   });
 
   test('an HTTP/1.0 request is refused with 400 (streams are chunked HTTP/1.1)', async () => {

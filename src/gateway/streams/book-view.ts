@@ -1,6 +1,6 @@
 /**
  * Order-book views for the perp streams. BookViews keeps the linear engine's BookMirrors (the
- * durable books, rebuilt from published `order` events) and one BookGroup per (market, depth,
+ * durable books, rebuilt from published `order` events; spot pairs read the CLOB engine's) and one BookGroup per (market, depth,
  * intervalMs). Every interval, and only when the market's mirror changed since the last one, a
  * group diffs the top `depth` levels against the levels it last sent (BookLevels, book-levels.ts,
  * which also defines the level format and the "0" removal) and serializes the frame once for
@@ -118,14 +118,17 @@ export class BookGroup extends Group implements BookWatcher {
   }
 }
 
-/** The linear book mirrors and the registry of book groups. */
+/**
+ * The linear book mirrors and the registry of book groups. The book stream also serves the spot
+ * pairs `/perps/markets` lists, from the CLOB engine's mirrors (shared with the options streams).
+ */
 export class BookViews {
-  readonly mirrors: BookMirrors;
+  private readonly linear: BookMirrors;
   private readonly groups = new Map<string, BookGroup>();
 
   /** Construct before the service takes commands: the mirrors start from the recovered books. */
-  constructor(private readonly hub: StreamHub) {
-    this.mirrors = new BookMirrors(hub, 'linear', () => hub.ctx.exchange.linear.markets);
+  constructor(private readonly hub: StreamHub, private readonly clob: BookMirrors) {
+    this.linear = new BookMirrors(hub, 'linear', () => hub.ctx.exchange.linear.markets);
   }
 
   /** The group for (market, depth, interval), made now if new. */
@@ -134,15 +137,16 @@ export class BookViews {
     const key = `${id}|${depth}|${intervalMs}`;
     let group = this.groups.get(key);
     if (group === undefined) {
-      const engineTs = this.mirrors.changedAt(id, this.hub.ctx.exchange.now());
-      const mirror = this.mirrors.mirror(id)!;
+      const mirrors = this.hub.ctx.exchange.linear.markets.has(id) ? this.linear : this.clob;
+      const engineTs = mirrors.changedAt(id, this.hub.ctx.exchange.now());
+      const mirror = mirrors.mirror(id)!;
       let unwatch = (): void => undefined;
       const forget = () => {
         this.groups.delete(key);
         unwatch();
       };
       group = new BookGroup(this.hub, market, mirror, depth, intervalMs, engineTs, forget);
-      unwatch = this.mirrors.watch(id, group);
+      unwatch = mirrors.watch(id, group);
       this.groups.set(key, group);
     }
     return group;

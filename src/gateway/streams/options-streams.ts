@@ -21,6 +21,7 @@
 import type { ClobMarket } from '../../core/clob/market.ts';
 import type { TypedApp } from '../app.ts';
 import { apiError } from '../errors.ts';
+import type { BookMirrors } from './book-mirror.ts';
 import { BOARD_INTERVAL_MS, BoardViews } from './board-view.ts';
 import type { StreamHub } from './hub.ts';
 import { openStream } from './open.ts';
@@ -42,9 +43,10 @@ export interface OptionsStreamOptions {
   readonly boardIntervalMs?: number;
 }
 
-export function optionsStreamRoutes(app: TypedApp, hub: StreamHub, options: OptionsStreamOptions = {}): void {
+/** `clobBooks`: the CLOB engine's book mirrors, shared with the book stream's spot pairs. */
+export function optionsStreamRoutes(app: TypedApp, hub: StreamHub, clobBooks: BookMirrors, options: OptionsStreamOptions = {}): void {
   const boards = new BoardViews(hub, options.boardIntervalMs ?? BOARD_INTERVAL_MS);
-  const views = new OptionsViews(hub);
+  const views = new OptionsViews(hub, clobBooks);
   boardStreamRoute(app, hub, boards);
   optionsEventsRoute(app, hub, views);
 }

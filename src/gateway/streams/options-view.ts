@@ -32,7 +32,7 @@ import type { ClobMarket } from '../../core/clob/market.ts';
 import type { FillRecord } from '../../core/records.ts';
 import { dec, iso } from '../format.ts';
 import { BookLevels } from './book-levels.ts';
-import { BookMirrors, type BookMirror, type BookWatcher } from './book-mirror.ts';
+import type { BookMirror, BookMirrors, BookWatcher } from './book-mirror.ts';
 import { Group, type EventSink, type StreamHub } from './hub.ts';
 import type { SseConnection, StreamErrorCode } from './sse.ts';
 
@@ -178,8 +178,8 @@ export class OptionsViews implements EventSink {
   private readonly byMarket = new Map<string, Set<OptionsGroup>>();
 
   /** Construct before the service takes commands: the mirrors start from the recovered books. */
-  constructor(private readonly hub: StreamHub) {
-    this.mirrors = new BookMirrors(hub, 'clob', () => hub.ctx.exchange.clob.markets);
+  constructor(private readonly hub: StreamHub, mirrors: BookMirrors) {
+    this.mirrors = mirrors;
     hub.addSink(this);
   }
 

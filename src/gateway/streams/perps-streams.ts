@@ -1,7 +1,7 @@
 /**
  * The perp stream routes (contract "Events", decisions.md "Streams"):
  *
- *   GET /perps/book-stream   public   marketId; depth 1-100 (25); intervalMs 50-2000 (100)
+ *   GET /perps/book-stream   public   marketId (perp, future or spot pair); depth 1-100 (25); intervalMs 50-2000 (100)
  *   GET /perps/stream/events private  marketId; depth 1-250 (25); openOnly; intervalMs 100-5000 (500)
  *   GET /perps/stream/user   private  openOnly; intervalMs 50-5000 (250)
  *
@@ -14,6 +14,7 @@ import type { LinearMarket } from '../../core/linear/market.ts';
 import type { TypedApp } from '../app.ts';
 import { apiError } from '../errors.ts';
 import { AccountViews } from './account-view.ts';
+import type { BookMarket, BookMirrors } from './book-mirror.ts';
 import { BookViews } from './book-view.ts';
 import type { StreamHub } from './hub.ts';
 import { openStream } from './open.ts';
@@ -33,22 +34,30 @@ const PRIVATE_NOTE =
   'a token in the query string is never accepted. A revoked or expired credential ends the stream with ' +
   'event: error UNAUTHENTICATED (retryable false) within SSE_AUTH_RECHECK_MS.';
 
-export function perpsStreamRoutes(app: TypedApp, hub: StreamHub): void {
-  const books = new BookViews(hub);
+/** `clobBooks`: the CLOB engine's book mirrors (the book stream serves the spot pairs from them). */
+export function perpsStreamRoutes(app: TypedApp, hub: StreamHub, clobBooks: BookMirrors): void {
+  const books = new BookViews(hub, clobBooks);
   const accounts = new AccountViews(hub, books);
   const market = (id: string): LinearMarket => {
     const m = hub.ctx.exchange.linear.markets.get(id);
     if (m === undefined || m.status !== 'open') throw apiError('NOT_FOUND', `market ${id} not found`);
     return m;
   };
-  bookStreamRoute(app, hub, books, market);
+  // Every market /perps/markets lists: perpetuals, futures and the spot pairs.
+  const bookMarket = (id: string): BookMarket => {
+    const spot = hub.ctx.exchange.clob.markets.get(id);
+    if (spot === undefined || spot.isOption) return market(id);
+    if (spot.status !== 'open') throw apiError('NOT_FOUND', `market ${id} not found`);
+    return spot;
+  };
+  bookStreamRoute(app, hub, books, bookMarket);
   eventsStreamRoute(app, hub, accounts, market);
   userStreamRoute(app, hub, accounts);
 }
 
 type MarketLookup = (id: string) => LinearMarket;
 
-function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market: MarketLookup): void {
+function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market: (id: string) => BookMarket): void {
   app.get('/perps/book-stream', {
     exposeHeadRoute: false,
     config: { access: 'public' },
@@ -56,6 +65,8 @@ function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market
       tags: ['streams'],
       summary: 'Order book stream: snapshot, then update diffs of the top levels',
       description:
+        'Any market /perps/markets lists: a perpetual, a dated future or a spot pair (option instruments ' +
+        'stream on /options/stream/events). ' +
         'Levels { price, size, total } best first; total is the running size from the top. ' +
         'An update lists the levels whose size changed or that entered or left the depth window; ' +
         'size "0" means the level was removed. Totals of levels not listed may have moved: ' +
