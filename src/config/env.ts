@@ -42,6 +42,7 @@ export interface Settings {
     readonly maxConnections: number;
     readonly maxPerIp: number;
     readonly maxPerAccount: number;
+    readonly maxOptionStreamsPerAccount: number;
     readonly maxBufferBytes: number;
     readonly authRecheckMs: number;
   };
@@ -118,8 +119,9 @@ export function loadSettings(env: Env = readEnv()): Settings {
     heartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 10, 600_000),
     streams: {
       maxConnections: int(env, 'SSE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
-      maxPerIp: int(env, 'SSE_MAX_PER_IP', 100, 1, 1_000_000),
+      maxPerIp: int(env, 'SSE_MAX_PER_IP', 600, 1, 1_000_000),
       maxPerAccount: int(env, 'SSE_MAX_PER_ACCOUNT', 20, 1, 1_000_000),
+      maxOptionStreamsPerAccount: int(env, 'SSE_MAX_OPTION_STREAMS_PER_ACCOUNT', 500, 1, 1_000_000),
       maxBufferBytes: int(env, 'SSE_MAX_BUFFER_BYTES', 262_144, 1024, 67_108_864),
       authRecheckMs: int(env, 'SSE_AUTH_RECHECK_MS', 1000, 50, 60_000),
     },

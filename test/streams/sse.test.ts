@@ -151,7 +151,7 @@ describe('frames', () => {
 
 describe('ConnectionCaps', () => {
   test('global, per IP and per account caps; a release counts once', () => {
-    const caps = new ConnectionCaps({ maxConnections: 4, maxPerIp: 2, maxPerAccount: 1 });
+    const caps = new ConnectionCaps({ maxConnections: 4, maxPerIp: 2, maxPerAccount: 1, maxOptionStreamsPerAccount: 1 });
     const a = caps.admit('1.1.1.1', 'acct');
     assert.ok(!(a instanceof ApiError));
     const b = caps.admit('2.2.2.2', 'acct');
@@ -167,6 +167,20 @@ describe('ConnectionCaps', () => {
     a.release();
     assert.equal(caps.count(), 3);
     assert.ok(!(caps.admit('2.2.2.2', 'acct') instanceof ApiError));
+  });
+
+  test('option instrument streams count against a budget of their own, not the private streams\'', () => {
+    const caps = new ConnectionCaps({ maxConnections: 100, maxPerIp: 100, maxPerAccount: 2, maxOptionStreamsPerAccount: 3 });
+    for (let i = 0; i < 2; i++) assert.ok(!(caps.admit('1.1.1.1', 'mm') instanceof ApiError));
+    assert.ok(caps.admit('1.1.1.1', 'mm') instanceof ApiError, 'private budget spent');
+    // Before: one budget of SSE_MAX_PER_ACCOUNT for both, so a market maker followed at most ~17 option books.
+    const books = Array.from({ length: 3 }, () => caps.admit('1.1.1.1', 'mm', 'options'));
+    assert.ok(books.every((b) => !(b instanceof ApiError)));
+    const fourth = caps.admit('1.1.1.1', 'mm', 'options');
+    assert.ok(fourth instanceof ApiError && fourth.status === 429 && /option instrument streams/.test(fourth.message));
+    (books[0] as { release(): void }).release();
+    assert.ok(!(caps.admit('1.1.1.1', 'mm', 'options') instanceof ApiError), 'a released slot is back in its own budget');
+    assert.ok(caps.admit('1.1.1.1', 'mm') instanceof ApiError, 'and not in the other');
   });
 });
 

@@ -2,7 +2,8 @@
  * Stream limits against the real service over real sockets.
  *
  * Covers: the per-account cap (429 RATE_LIMITED, shared by a session and an API key of one
- * account), the per-IP cap (429, public and private streams together; a slot frees when a stream
+ * account; option instrument streams on a budget of their own), the per-IP cap (429, public and
+ * private streams together; a slot frees when a stream
  * closes), the global cap (503 UNAVAILABLE), all refused before a stream opens with the error
  * envelope; and the slow consumer: a raw TCP client that never reads its /perps/stream/user
  * stream while its account trades heavily is dropped with `event: error` SLOW_CONSUMER
@@ -61,6 +62,27 @@ describe('connection caps', () => {
       assert.equal(again.status, 200);
     } finally {
       for (const c of open) c.close();
+    }
+  });
+
+  test('option instrument streams have a per-account budget of their own', async () => {
+    const svc = await startService({ ...STREAM_ENV, SSE_MAX_PER_ACCOUNT: '1', SSE_MAX_OPTION_STREAMS_PER_ACCOUNT: '2' });
+    const t = await signIn(svc.url);
+    await publishIndex(svc.url, 'BTC', '100000');
+    const listed = () => [...svc.service.ctx.exchange.clob.markets.values()].filter((m) => m.isOption && m.status === 'open');
+    await waitFor(() => listed().length >= 3);
+    const options = listed().slice(0, 3).map((m) => m.spec.id);
+    const user = new StreamClient(`${svc.url}/perps/stream/user`, bearer(t));
+    const books = options.slice(0, 2).map((id) => new StreamClient(`${svc.url}/options/stream/events?marketId=${id}`, bearer(t)));
+    try {
+      // Before: one budget for both, and the option books were refused once the user stream held it.
+      for (const c of [user, ...books]) await c.next((m) => m.event === 'snapshot');
+      const third = await call(svc.url, `/options/stream/events?marketId=${options[2]}`, { token: t.token });
+      assert.equal(third.status, 429, JSON.stringify(third.body));
+      assert.match(third.body.message, /option instrument streams per account/);
+    } finally {
+      for (const c of [user, ...books]) c.close();
+      await stopService(svc);
     }
   });
 

@@ -9,6 +9,10 @@
  *                                        against the peer address (req.ip, so TRUST_PROXY applies)
  *   per account  SSE_MAX_PER_ACCOUNT  -> 429 RATE_LIMITED: private streams count against the
  *                                        authenticated account, across all its sessions and keys
+ *   per account  SSE_MAX_OPTION_STREAMS_PER_ACCOUNT -> 429 RATE_LIMITED: option instrument streams
+ *                                        (one instrument per connection by contract) have a budget
+ *                                        of their own, so that a market maker can follow a whole
+ *                                        chain without giving up its private streams
  *
  * A slot is taken when the stream is admitted and given back exactly once when it closes.
  * Tested by test/streams/streams-limits.test.ts (caps over HTTP) and test/streams/sse.test.ts.
@@ -19,17 +23,21 @@ export interface CapSettings {
   readonly maxConnections: number;
   readonly maxPerIp: number;
   readonly maxPerAccount: number;
+  readonly maxOptionStreamsPerAccount: number;
 }
+
+/** Which per-account budget an authenticated stream counts against. */
+export type AccountBudget = 'private' | 'options';
 
 export class ConnectionCaps {
   private total = 0;
   private readonly perIp = new Map<string, number>();
-  private readonly perAccount = new Map<string, number>();
+  private readonly perAccount = { private: new Map<string, number>(), options: new Map<string, number>() };
 
   constructor(private readonly settings: CapSettings) {}
 
   /** Takes a slot, or returns the refusal to send instead of a stream. */
-  admit(ip: string, account: string | null): { release: () => void } | ApiError {
+  admit(ip: string, account: string | null, budget: AccountBudget = 'private'): { release: () => void } | ApiError {
     const s = this.settings;
     if (this.total >= s.maxConnections) {
       const message = `the server holds its maximum of ${s.maxConnections} streams; retry later`;
@@ -38,12 +46,15 @@ export class ConnectionCaps {
     if ((this.perIp.get(ip) ?? 0) >= s.maxPerIp) {
       return apiError('RATE_LIMITED', `at most ${s.maxPerIp} open streams per IP address`);
     }
-    if (account !== null && (this.perAccount.get(account) ?? 0) >= s.maxPerAccount) {
-      return apiError('RATE_LIMITED', `at most ${s.maxPerAccount} open private streams per account`);
+    const perAccount = this.perAccount[budget];
+    const accountMax = budget === 'private' ? s.maxPerAccount : s.maxOptionStreamsPerAccount;
+    if (account !== null && (perAccount.get(account) ?? 0) >= accountMax) {
+      const what = budget === 'private' ? 'private streams' : 'option instrument streams';
+      return apiError('RATE_LIMITED', `at most ${accountMax} open ${what} per account`);
     }
     this.total++;
     bump(this.perIp, ip, 1);
-    if (account !== null) bump(this.perAccount, account, 1);
+    if (account !== null) bump(perAccount, account, 1);
     let released = false;
     return {
       release: () => {
@@ -51,7 +62,7 @@ export class ConnectionCaps {
         released = true;
         this.total--;
         bump(this.perIp, ip, -1);
-        if (account !== null) bump(this.perAccount, account, -1);
+        if (account !== null) bump(perAccount, account, -1);
       },
     };
   }

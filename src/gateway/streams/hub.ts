@@ -52,6 +52,7 @@ export interface StreamSettings {
   readonly maxConnections: number;
   readonly maxPerIp: number;
   readonly maxPerAccount: number;
+  readonly maxOptionStreamsPerAccount: number;
   readonly maxBufferBytes: number;
   readonly authRecheckMs: number;
 }

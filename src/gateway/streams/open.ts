@@ -20,12 +20,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../auth/identity.ts';
 import type { GatewayContext } from '../context.ts';
 import { ApiError, apiError } from '../errors.ts';
+import type { AccountBudget } from './admission.ts';
 import type { CredentialCheck, StreamHub } from './hub.ts';
 import type { SseConnection } from './sse.ts';
 
 export interface StreamStart {
-  /** Whether the stream carries the caller's private data (needs an identity). */
+  /** Whether the stream needs an identity (the caller's private data, or an option instrument's). */
   readonly private: boolean;
+  /** The per-account cap it counts against (default `private`; admission.ts). */
+  readonly budget?: AccountBudget;
   /** Runs right after the head is written: join groups, write the snapshot. */
   start(conn: SseConnection, address: string | null): void;
 }
@@ -35,7 +38,7 @@ export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyRe
     throw apiError('UNAVAILABLE', 'the exchange core is unavailable');
   }
   const caller = spec.private ? privateCaller(hub.ctx, req) : null;
-  const slot = hub.caps.admit(req.ip, caller?.address ?? null);
+  const slot = hub.caps.admit(req.ip, caller?.address ?? null, spec.budget);
   if (slot instanceof ApiError) throw slot;
   if (reply.raw.socket === null || req.raw.httpVersion === '1.0') {
     slot.release();

@@ -123,6 +123,6 @@ function optionsEventsRoute(app: TypedApp, hub: StreamHub, views: OptionsViews):
       intervalMs: q.intervalMs ?? STREAM_BOUNDS.options.intervalMs.default,
       includeReference: q.includeReference ?? false,
     };
-    openStream(hub, req, reply, { private: true, start: (conn) => views.join(conn, query) });
+    openStream(hub, req, reply, { private: true, budget: 'options', start: (conn) => views.join(conn, query) });
   });
 }
