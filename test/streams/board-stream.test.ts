@@ -11,11 +11,13 @@
  * block { underlying, dvol, tenorDays, computedAt }); sourceTs = the index source time; ETH by
  * parameter; one shared group (identical bytes for the same eventSeq on two connections);
  * heartbeats; refusals before any stream opens (400 for a malformed underlying or an unknown
- * parameter, 404 for an unknown underlying); both option streams in the OpenAPI document.
+ * parameter, 404 for an unknown underlying); both option streams in the OpenAPI document; and a
+ * top of book that only durable orders move (an order whose journal batch is held is not shown).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, type TestService } from '../support/harness.ts';
+import { post } from '../support/clob-http.ts';
+import { call, holdJournal, waitFor, type TestService } from '../support/harness.ts';
 import {
   boardWithMarks, dvolExpiries, instruments, optionsService, optionTraders, quoteSurface,
 } from './options-support.ts';
@@ -126,6 +128,31 @@ describe('GET /markets/board/stream', () => {
       assert.ok(m.data.sourceTs <= m.data.engineTs);
       assert.ok(m.data.engineTs - Date.parse(p.volatilityIndex.computedAt) < 5000);
     } finally {
+      client.close();
+    }
+  });
+
+  test('the top of book it shows is durable: an order whose batch is still being written is not on it', async () => {
+    const list = await instruments(url);
+    const inst = list.find((i) => i.type === 'call' && !quoted.includes(i.id))!;
+    const [trader] = await optionTraders(url, 1);
+    const { client } = boardClient();
+    const bidOf = (m: Message) => (m.data.payload.options as Json[]).find((o) => o.id === inst.id)?.bid;
+    const journal = holdJournal(ts, 'clob.place');
+    try {
+      await client.next(() => true);
+      const placing = post(url, trader!, '/options/orders', { marketId: inst.id, side: 'buy', quantity: '1', price: '1234.5' });
+      await waitFor(() => journal.held() === 1);
+      const from = client.messages.length;
+      await waitFor(() => client.messages.length >= from + 2, 5000);
+      // Before: the board stream read the core's live book and showed bid 1234.5 on these frames,
+      // an order a crash could still take back (GET /markets/board waits for durability).
+      assert.deepEqual(client.messages.slice(from).map(bidOf).filter((b) => b !== null), [], 'not shown before durable');
+      journal.releaseAll();
+      assert.equal((await placing).status, 201);
+      await client.next((m) => bidOf(m) === '1234.5', 5000, client.messages.length);
+    } finally {
+      journal.releaseAll();
       client.close();
     }
   });

@@ -8,7 +8,7 @@
  */
 import { Type } from 'typebox';
 import type { OptionRow, UnderlyingBoard } from '../../core/options/board.ts';
-import { formatDecimal, fromFloat } from '../../core/money.ts';
+import { formatDecimal, fromFloat, type Fixed } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
 import type { GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
@@ -62,13 +62,19 @@ function num(x: number | null, digits: number): string | null {
   return f === null ? null : formatDecimal(f);
 }
 
-export function boardView(ctx: GatewayContext, underlying: string, now: number) {
+/** An instrument's best bid and ask, or undefined when it is not listed. */
+export type TopOfBook = (marketId: string) => { bestBid(): Fixed | null; bestAsk(): Fixed | null } | undefined;
+
+/**
+ * The board of `underlying`. `topOfBook` reads the instruments' books: the core's by default (the
+ * REST route reads after the durability barrier), the durable book mirrors for the stream.
+ */
+export function boardView(ctx: GatewayContext, underlying: string, now: number, topOfBook: TopOfBook = (id) => ctx.exchange.clob.markets.get(id)) {
   const board = ctx.exchange.board.board(underlying);
   const index = ctx.exchange.indexPrice(underlying, now);
   // The board is computed on clock ticks; between the index going stale and the next tick it still
   // holds what the fresh index gave. No index now, no mark: the view never shows one without it.
   const fresh = board !== undefined && now - board.computedAt <= BOARD_MAX_AGE_MS && index !== null;
-  const live = new Map(ctx.exchange.clob.markets.entries());
   const expiries = board?.expiries ?? [];
   return {
     underlyingPrice: decOrNull(index),
@@ -80,13 +86,13 @@ export function boardView(ctx: GatewayContext, underlying: string, now: number) 
       forwardSource: fresh ? e.forwardSource : null,
       calendarArbitrageFree: fresh ? e.calendarFree : null,
     }])),
-    options: expiries.flatMap((e) => e.rows.map((r) => rowView(r, fresh, live.get(r.id)))),
+    options: expiries.flatMap((e) => e.rows.map((r) => rowView(r, fresh, topOfBook(r.id)))),
     computedAt: board === undefined ? null : iso(board.computedAt),
     volatilityIndex: dvolBlock(ctx, underlying, now),
   };
 }
 
-function rowView(r: OptionRow, fresh: boolean, market: { bestBid(): bigint | null; bestAsk(): bigint | null } | undefined) {
+function rowView(r: OptionRow, fresh: boolean, market: ReturnType<TopOfBook>) {
   const ref = fresh && r.mark !== null;
   return {
     id: r.id,

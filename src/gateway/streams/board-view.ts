@@ -13,13 +13,16 @@
  * interval old), then every later one; eventSeq is strictly increasing per connection.
  *
  * engineTs is the core's time when the board was read; sourceTs the source time of the index the
- * board shows (engineTs when there is no fresh index). Unlike the book views this is not an
- * event-sourced mirror: like the REST board, it reads the reference board the core computed on
- * its last clock tick and the books' top of book at that moment (reference data, recomputed every
- * tick; orders are never routed on it). Tested by test/streams/board-stream.test.ts.
+ * board shows (engineTs when there is no fresh index). The reference figures (marks, Greeks, DVOL)
+ * are the board the core computed on its last clock tick; the top of book comes from the CLOB
+ * engine's book mirrors, which only published (durable) order events move, so the stream never
+ * shows a quote a crash could take back. Tested by test/streams/board-stream.test.ts.
  */
+import { BUY, SELL, type Side } from '../../core/book/order-book.ts';
+import type { Fixed } from '../../core/money.ts';
 import type { GatewayContext } from '../context.ts';
-import { boardView } from '../routes/options-board.ts';
+import { boardView, type TopOfBook } from '../routes/options-board.ts';
+import type { BookMirrors } from './book-mirror.ts';
 import { Group, type StreamHub } from './hub.ts';
 import type { SseConnection, StreamErrorCode } from './sse.ts';
 
@@ -33,6 +36,7 @@ export class BoardGroup extends Group {
   constructor(
     hub: StreamHub,
     readonly underlying: string,
+    private readonly topOfBook: TopOfBook,
     intervalMs: number,
     onEmpty: () => void,
   ) {
@@ -68,7 +72,7 @@ export class BoardGroup extends Group {
   private build(): Buffer {
     const ctx: GatewayContext = this.hub.ctx;
     const now = ctx.now();
-    const payload = JSON.stringify(boardView(ctx, this.underlying, now));
+    const payload = JSON.stringify(boardView(ctx, this.underlying, now, this.topOfBook));
     const engineTs = ctx.exchange.now();
     const sourceTs = ctx.exchange.index.index(this.underlying, now)?.sourceTs ?? engineTs;
     return this.dataFrame('OptionsBoardSnapshot', engineTs, sourceTs, payload);
@@ -78,16 +82,29 @@ export class BoardGroup extends Group {
 /** The registry of board groups, one per underlying. */
 export class BoardViews {
   private readonly groups = new Map<string, BoardGroup>();
+  /** The best bid and ask of an instrument from the durable book mirrors. */
+  private readonly topOfBook: TopOfBook;
 
   constructor(
     private readonly hub: StreamHub,
+    clobBooks: BookMirrors,
     private readonly intervalMs: number = BOARD_INTERVAL_MS,
-  ) {}
+  ) {
+    this.topOfBook = (id) => {
+      const mirror = clobBooks.mirror(id);
+      if (mirror === undefined) return undefined;
+      const price = (side: Side): Fixed | null => {
+        const ticks = mirror.best(side);
+        return Number.isNaN(ticks) ? null : mirror.units.price(ticks);
+      };
+      return { bestBid: () => price(BUY), bestAsk: () => price(SELL) };
+    };
+  }
 
   join(conn: SseConnection, underlying: string): void {
     let group = this.groups.get(underlying);
     if (group === undefined) {
-      group = new BoardGroup(this.hub, underlying, this.intervalMs, () => this.groups.delete(underlying));
+      group = new BoardGroup(this.hub, underlying, this.topOfBook, this.intervalMs, () => this.groups.delete(underlying));
       this.groups.set(underlying, group);
     }
     group.join(conn);

@@ -82,6 +82,11 @@ export class BookMirror {
     return n;
   }
 
+  /** The best price of `side` in ticks; NaN when the side is empty. */
+  best(side: Side): number {
+    return this.prices[side][0] ?? Number.NaN;
+  }
+
   levelCount(side: Side): number {
     return this.prices[side].length;
   }
