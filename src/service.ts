@@ -144,6 +144,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const watcher = new ChainWatcher(chain, sequencer, {
     depositConfirmations: settings.depositConfirmations,
     reorgWatch: settings.chainReorgWatch,
+    retryMaxDelayMs: settings.withdrawalRetryMaxDelayMs,
+    now: () => clock.now(),
     log: (message, detail) => app?.log.warn({ detail }, message),
     alarm: (message, detail) => app?.log.error({ alarm: 'withdrawal_reorged_after_confirmation', detail }, message),
   });

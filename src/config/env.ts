@@ -25,6 +25,8 @@ export interface Settings {
   readonly depositConfirmations: number;
   /** The newest confirmed deposits and withdrawals re-checked for a reorg past the confirmation depth. */
   readonly chainReorgWatch: number;
+  /** The longest wait between two payout attempts of a withdrawal the hot wallet could not cover. */
+  readonly withdrawalRetryMaxDelayMs: number;
   readonly fundingIntervalMs: number;
   /** Peer addresses whose X-Forwarded-For is believed (empty: trust no proxy). */
   readonly trustProxy: readonly string[];
@@ -107,6 +109,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
     chainBlockMs: int(env, 'CHAIN_BLOCK_MS', 1000, 10, 3_600_000),
     depositConfirmations: int(env, 'DEPOSIT_CONFIRMATIONS', 3, 1, 1000),
     chainReorgWatch: int(env, 'CHAIN_REORG_WATCH', 256, 0, 100_000),
+    withdrawalRetryMaxDelayMs: int(env, 'WITHDRAWAL_RETRY_MAX_DELAY_MS', 300_000, 1000, 86_400_000),
     fundingIntervalMs,
     trustProxy: (env.TRUST_PROXY ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const, 'info'),

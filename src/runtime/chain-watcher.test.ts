@@ -2,7 +2,8 @@
  * The chain watcher against the real simulated chain and a real sequencer (journal in a temporary
  * SQLite file): a reorg deeper than the confirmation depth. A credited deposit whose transaction
  * left the chain raises the core's alarm once (the credit stands); a confirmed withdrawal whose
- * payout left the chain is reported to the operator once and not paid again.
+ * payout left the chain is reported to the operator once and not paid again. And a payout the
+ * hot wallet cannot cover, retried at a growing interval until the wallet is refilled.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -40,6 +41,8 @@ function setUp(name: string) {
   const newWatcher = () => new ChainWatcher(chain, sequencer, {
     depositConfirmations: CONFIRMATIONS,
     reorgWatch: 16,
+    retryMaxDelayMs: 8000,
+    now: () => now,
     log: () => {},
     alarm: (message) => alarms.push(message),
   });
@@ -103,5 +106,24 @@ test('a confirmed withdrawal whose payout a deep reorg dropped is reported once 
   assert.match(v.alarms[0]!, new RegExp(`withdrawal ${id} was confirmed but its payout`));
   const after = v.exchange.wallet.get(id)!;
   assert.deepEqual([after.status, after.txHash], ['confirmed', confirmed.txHash], 'not moved back to be broadcast again');
+  v.close();
+});
+
+test('a withdrawal the hot wallet cannot cover is retried later and later, then paid once the wallet is refilled', async () => {
+  const v = setUp('short-hot-wallet');
+  // Credited without a deposit on this chain (as a treasury grant would be): the hot wallet is empty.
+  assert.ok((await v.sequencer.submit({ type: 'chain.deposit_observed', txHash: '0xfeed', account: B, amount: fx('1000'), confirmations: CONFIRMATIONS })).ok);
+  const placed = await v.sequencer.submit({ type: 'wallet.withdraw', account: B, amount: fx('300') });
+  assert.ok(placed.ok, 'withdrawal accepted');
+  const id = (placed.result as { id: string }).id;
+  await v.mine(60); // a minute of one-second blocks
+  const waiting = v.exchange.wallet.get(id)!;
+  assert.equal(waiting.status, 'insufficient_liquidity');
+  // Before: one attempt a block, so the core's 20-attempt limit failed and refunded it after 20 s.
+  // Now 1, 2, 4 and then 8 s (this test's maximum) apart: 10 attempts in the minute.
+  assert.equal(waiting.attempts, 10);
+  v.chain.deposit(A, fx('1000'));
+  await v.mine(CONFIRMATIONS + 12);
+  assert.equal(v.exchange.wallet.get(id)!.status, 'confirmed', 'paid at the next attempt after the refill');
   v.close();
 });

@@ -4,7 +4,9 @@
  *     grows (the core credits once, at the configured depth); deposits the core is waiting for
  *     whose transaction left the chain: `chain.deposit_reorged`;
  *   - withdrawals: pending -> processing (made durable BEFORE the payout is broadcast) -> sent
- *     (or insufficient_liquidity, retried next block) -> confirmed at the configured depth; a sent
+ *     (or insufficient_liquidity, retried after a delay that doubles from one second up to
+ *     `retryMaxDelayMs`, so that the operator has time to refill the hot wallet before the core's
+ *     attempt limit fails and refunds the withdrawal) -> confirmed at the configured depth; a sent
  *     payout whose transaction was dropped goes back to processing and is broadcast again;
  *   - a reorg deeper than the confirmation depth: the newest `reorgWatch` confirmed deposits and
  *     withdrawals are checked every pass. A credited deposit whose transaction left the chain is
@@ -30,7 +32,14 @@ export interface ChainWatcherOptions {
   readonly log: (message: string, detail?: unknown) => void;
   /** A payout that left the chain after its withdrawal was confirmed: the operator must act. */
   readonly alarm: (message: string, detail?: unknown) => void;
+  /** The longest wait between two broadcasts of a withdrawal the hot wallet could not pay. */
+  readonly retryMaxDelayMs: number;
+  /** The service clock (the core's clock stamps `updatedAt`). */
+  readonly now: () => number;
 }
+
+/** The first retry of a payout the hot wallet could not cover waits this long; each next one twice as long. */
+const RETRY_BASE_DELAY_MS = 1000;
 
 /** What the deep-reorg check reads of a confirmed settlement (the wallet's, or its event's record). */
 type ConfirmedTx = Pick<Settlement, 'id' | 'kind' | 'txHash' | 'amount' | 'walletAddress'>;
@@ -136,10 +145,17 @@ export class ChainWatcher {
     for (const w of this.sequencer.exchange.wallet.openWithdrawals()) await this.advance(w);
   }
 
+  /** Whether a withdrawal the hot wallet could not pay has waited long enough to be tried again. */
+  private retryDue(w: Settlement): boolean {
+    const delay = Math.min(RETRY_BASE_DELAY_MS * 2 ** Math.max(0, w.attempts - 1), this.options.retryMaxDelayMs);
+    return this.options.now() - w.updatedAt >= delay;
+  }
+
   private async advance(w: Settlement): Promise<void> {
     switch (w.status) {
       case 'pending':
       case 'insufficient_liquidity': {
+        if (w.status === 'insufficient_liquidity' && !this.retryDue(w)) return;
         const moved = await this.sequencer.submit({ type: 'withdrawal.move', id: w.id, move: { to: 'processing' } });
         if (moved.ok) await this.broadcast(w);
         return;
