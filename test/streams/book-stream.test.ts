@@ -4,7 +4,7 @@
  *
  * Covers: the response head (text/event-stream, no-cache, x-accel-buffering, X-Api-Version and
  * X-RateLimit-* from the app's hooks), snapshot then `update` diffs with only changed levels,
- * cumulative totals, a removed level as size "0", levels leaving the depth window, strictly
+ * cumulative totals kept current by the diffs (a level whose total moved is sent), a removed level as size "0", levels leaving the depth window, strictly
  * increasing eventSeq equal to the SSE id, a late joiner's snapshot equal to the early client's
  * snapshot-plus-diffs and to GET /perps/orderbook, one shared group (identical frames) for
  * subscribers of the same (market, depth, interval), heartbeats on the raw stream, and parameter
@@ -113,8 +113,9 @@ describe('GET /perps/book-stream', () => {
       let seen = client.messages.length;
       const b = await limit(url, maker, 'buy', '0.02', '99500');
       u = await client.next((m) => m.event === 'update', 5000, seen);
-      // only the new level; 99000 kept its size (its running total moved to 0.03)
-      assert.deepEqual(u.data.payload.bids, [{ price: '99500', size: '0.02', total: '0.02' }]);
+      // the new level, and 99000 below it: same size, its running total moved to 0.03
+      // (before: only the new level, and a client applying the diffs kept 99000 at total 0.01)
+      assert.deepEqual(u.data.payload.bids, [{ price: '99500', size: '0.02', total: '0.02' }, { price: '99000', size: '0.01', total: '0.03' }]);
 
       seen = client.messages.length;
       await limit(url, maker, 'sell', '0.5', '101000');
@@ -127,7 +128,7 @@ describe('GET /perps/book-stream', () => {
       seen = client.messages.length;
       await cancel(url, maker, b.id);
       u = await client.next((m) => m.event === 'update', 5000, seen);
-      assert.deepEqual(u.data.payload.bids, [{ price: '99500', size: '0', total: '0' }]);
+      assert.deepEqual(u.data.payload.bids, [{ price: '99500', size: '0', total: '0' }, { price: '99000', size: '0.01', total: '0.01' }]);
 
       // depth window: four bids with depth 3 -> the worst is outside; a better one pushes 99000 out
       seen = client.messages.length;
@@ -145,7 +146,11 @@ describe('GET /perps/book-stream', () => {
       seen = client.messages.length;
       await limit(url, taker, 'sell', '0.004', '99300');
       u = await client.next((m) => m.event === 'update' && m.data.payload.bids.length > 0, 5000, seen);
-      assert.deepEqual(u.data.payload.bids, [{ price: '99300', size: '0.006', total: '0.006' }]);
+      assert.deepEqual(u.data.payload.bids, [
+        { price: '99300', size: '0.006', total: '0.006' },
+        { price: '99200', size: '0.01', total: '0.016' },
+        { price: '99100', size: '0.01', total: '0.026' },
+      ]);
       assert.ok(a.id !== undefined);
       assertSequence(client.messages);
     } finally {
@@ -171,6 +176,9 @@ describe('GET /perps/book-stream', () => {
         const upTo = early.messages.filter((m) => m.data.eventSeq <= snap.data.eventSeq);
         const rebuilt = rebuild(upTo);
         const fresh = rebuild([snap]);
+        // the totals the early client holds from applying the diffs are the running sums
+        const held = (side: Side, descending: boolean) => levels(side, descending).map(([p]) => [p, side.get(p)!.size, side.get(p)!.total]);
+        assert.deepEqual(held(rebuilt.bids, true), levels(rebuilt.bids, true));
         assert.deepEqual(levels(rebuilt.bids, true), levels(fresh.bids, true));
         assert.deepEqual(levels(rebuilt.asks, false), levels(fresh.asks, false));
         // the snapshot's totals are the running sums

@@ -164,7 +164,8 @@ async function bookSteps(client: StreamClient): Promise<{ orderIds: string[]; la
   seen = client.messages.length;
   await order(taker, traded, { side: 'buy', price: '2000', timeInForce: 'ioc' });
   d = await delta(client, seen, (p) => p.trades.length > 0);
-  assert.deepEqual(d.data.payload.orderbook.asks, [level('2000', '0', '0')]);
+  // the lifted ask leaves; the one behind it is now the top, its total down to its own size
+  assert.deepEqual(d.data.payload.orderbook.asks, [level('2000', '0', '0'), level('2100', '2', '2')]);
   assert.equal(d.data.payload.trades.length, 1);
   const trade = d.data.payload.trades[0];
   assert.deepEqual(Object.keys(trade), ['side', 'price', 'quantity', 'liquidity', 'createdAt']);

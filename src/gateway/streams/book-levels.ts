@@ -6,10 +6,9 @@
  * formatted.
  *
  * Levels are `{ price, size, total }`, best first; `total` is the cumulative size from the top of
- * the book to that level. A level is in a diff when its size changed, it entered the depth window,
- * or it left it (then with size "0" and total "0"). The `total` of a sent level is current; totals
- * of levels not sent may have moved with a change above them, so clients that show totals
- * recompute them from the sizes (they are running sums).
+ * the book to that level. A level is in a diff when its size or its total changed (a change above
+ * it moves its total), it entered the depth window, or it left it (then with size "0" and total
+ * "0"): a client that applies the diffs as they come holds every level's current total.
  *
  * Assumes the mirror's prices are in book order (bids descending, asks ascending), as BookMirror
  * keeps them. Tested through the book, perps events and options events streams
@@ -64,6 +63,7 @@ export class BookLevels {
     let i = 0;
     let j = 0;
     let total = 0;
+    let sentTotal = 0; // the running total of the levels as last sent, through prev level i
     while (i < prev.n || j < n) {
       const p = prev.px[i]!;
       const c = cur[2 * j]!;
@@ -71,12 +71,14 @@ export class BookLevels {
       const order = j >= n ? -1 : i >= prev.n ? 1 : side === BUY ? c - p : p - c;
       if (order < 0) {
         out.push(this.level(p, 0, 0));
+        sentTotal += prev.lots[i]!;
         i++;
         continue;
       }
       const lots = cur[2 * j + 1]!;
       total += lots;
-      if (order > 0 || prev.lots[i] !== lots) out.push(this.level(c, lots, total));
+      if (order === 0) sentTotal += prev.lots[i]!;
+      if (order > 0 || prev.lots[i] !== lots || sentTotal !== total) out.push(this.level(c, lots, total));
       if (order === 0) i++;
       j++;
     }

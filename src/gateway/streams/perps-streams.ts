@@ -68,9 +68,8 @@ function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market
         'Any market /perps/markets lists: a perpetual, a dated future or a spot pair (option instruments ' +
         'stream on /options/stream/events). ' +
         'Levels { price, size, total } best first; total is the running size from the top. ' +
-        'An update lists the levels whose size changed or that entered or left the depth window; ' +
-        'size "0" means the level was removed. Totals of levels not listed may have moved: ' +
-        'recompute them from the sizes.',
+        'An update lists the levels whose size or total changed or that entered or left the depth window; ' +
+        'size "0" means the level was removed. Applied in order, the updates keep every total current.',
       querystring: BookStreamQuery,
       response: streamResponses(BookMessage, [400, 404, 429, 503]),
     },
