@@ -264,6 +264,8 @@ describe('perp lifecycle over HTTP on a manual clock', () => {
     await order(seller, { marketId: future, side: 'sell', quantity: '1', price: '100000' });
     await order(buyer, { marketId: future, side: 'buy', quantity: '1', type: 'market' });
     const resting = await order(seller, { marketId: future, side: 'buy', quantity: '0.5', price: '95000' });
+    const stream = new StreamClient(`${url}/perps/stream/events?marketId=${future}&intervalMs=100`, bearer(buyer));
+    await stream.next((m) => m.event === 'snapshot');
     // Settlement window 07:30–08:00: 101 000 for 15 minutes, then 100 500 ⇒ TWAP 100 750.
     await advanceTo(at(7, 30));
     await index('BTC', '101000');
@@ -285,6 +287,19 @@ describe('perp lifecycle over HTTP on a manual clock', () => {
     }
     const book = await call(url, `/perps/orderbook/${future}`);
     assert.equal(book.status, 404);
+    // The market's events stream delivers the expiry and the settlement, then ends (before: it
+    // ended at once, and the closed position and the removed bid never reached it).
+    try {
+      const ended = await stream.next((m) => m.event === 'error');
+      assert.deepEqual([ended.data.code, ended.data.retryable], ['INVALID_PARAMS', false]);
+      const deltas = stream.messages.filter((m) => m.event === 'delta');
+      const closed = deltas.flatMap((m) => m.data.payload.positions.upserts as Json[]).at(-1);
+      assert.deepEqual([closed?.status, closed?.quantity, closed?.realizedPnl], ['closed', '0', '750'], JSON.stringify(stream.messages));
+      const removed = deltas.flatMap((m) => m.data.payload.orderbook.bids as Json[]);
+      assert.deepEqual(removed.at(-1), { price: '95000', size: '0', total: '0' });
+    } finally {
+      stream.close();
+    }
   });
 
   test('listings roll: new expiries appear as the clock passes days', async () => {

@@ -29,6 +29,7 @@ export class BookGroup extends Group implements BookWatcher {
   private readonly levels: BookLevels;
   private snapshotChunk: Buffer | null = null;
   private dirty = false;
+  private closing = false;
   /** Engine time of the latest book change in the mirror (moves on every published change). */
   private engineTs: number;
   /** Engine time of the levels members hold (set when the group reads the mirror). */
@@ -85,7 +86,7 @@ export class BookGroup extends Group implements BookWatcher {
 
   protected tick(): void {
     if (this.market.status !== 'open') {
-      this.failAll('INVALID_PARAMS', `market ${this.market.spec.id} is no longer trading`, false);
+      this.close();
       return;
     }
     const diff = this.dirty ? this.levels.refresh() : null;
@@ -105,6 +106,23 @@ export class BookGroup extends Group implements BookWatcher {
       if (i < publics.length) publics[i]!.write(frame!);
       else listeners[i - publics.length]!.onBookTick(diff, ts);
     });
+  }
+
+  /**
+   * The market stopped trading (a dated future expired): once what the core did until now is
+   * durable and published, the listeners get a last frame with what they still hold (the expiry's
+   * cancellations, and the settlement's fills and positions when it settled at once), then every
+   * member's stream ends. Settled later, those reach the account on /perps/stream/user.
+   */
+  private close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    const end = () => this.failAll('INVALID_PARAMS', `market ${this.market.spec.id} is no longer trading`, false);
+    this.hub.ctx.sequencer.barrier().then(() => {
+      const diff = this.dirty ? this.levels.refresh() : null;
+      for (const listener of [...this.listeners]) listener.onBookTick(diff, this.engineTs);
+      end();
+    }, end);
   }
 
   private publicSnapshot(): Buffer {

@@ -95,7 +95,10 @@ function eventsStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews
       description:
         'snapshot { marketId, orderbook, trades: [], positions: [Position] }, then delta { marketId, ' +
         'orderbook (changed levels only), trades (the caller\'s new fills), positions: { upserts, ' +
-        `removedIds } }. A fill arrives as a trade plus a position upsert. ${PRIVATE_NOTE}`,
+        `removedIds } }. A fill arrives as a trade plus a position upsert. When a dated future stops ` +
+        'trading, a last delta carries its expired orders and, when it settled at once, the closed ' +
+        'positions; then event: error INVALID_PARAMS (retryable false) ends the stream. ' +
+        `${PRIVATE_NOTE}`,
       querystring: EventsStreamQuery,
       response: streamResponses(EventsMessage, [400, 401, 403, 404, 429, 503]),
     },
