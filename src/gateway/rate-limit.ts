@@ -26,9 +26,13 @@ export class RateLimiter {
   private windowStart = 0;
   private counts = new Map<string, number>();
 
+  /**
+   * `now`: a monotonic clock by default. Windows are relative (the reset header counts seconds), and
+   * the wall clock stepping back into another window would end every client's window at once.
+   */
   constructor(
     private readonly settings: RateLimitSettings,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Math.floor(performance.now()),
   ) {}
 
   /** Counts one request for `key` against `limit`; returns what the headers should say. */
