@@ -284,9 +284,11 @@ describe('funding across a gap', () => {
     assert.deepEqual(w.paid(2), [fx('-1.25')], 'interest only for 11:00–12:00 (before: 6.25, the 10:00 samples\' premium); the unpaid 11:00 funding time is dropped at 12:00');
   });
 
-  test('a restart across the funding time: the payment waits for the index to return, then is paid once', () => {
-    // The index is fresh for 10 s after each publication; the service goes down at 10:59:40 and
-    // is back at 11:00:30, where its first tick comes before the feed's first price.
+  /**
+   * The sampled hour with the index fresh for 10 s after each publication; the service goes down at
+   * 10:59:40 and is back at 11:00:30, where its first tick comes before the feed's first price.
+   */
+  function restartAcrossFundingTime(): World {
     const w = new World(HOUR, (c) => ({ ...c, index: { ...c.index, maxAgeMs: 10_000 } }));
     w.index('100000');
     for (const n of [1, 2, 3]) w.fund(n);
@@ -298,6 +300,11 @@ describe('funding across a gap', () => {
       w.tick(t);
     }
     w.tick(T0 + HOUR + 30_000);
+    return w;
+  }
+
+  test('a restart across the funding time: the payment waits for the index to return, then is paid once', () => {
+    const w = restartAcrossFundingTime();
     assert.deepEqual(w.paid(2), [], 'not on the stale index');
     w.index('100000', T0 + HOUR + 30_500);
     w.tick(T0 + HOUR + 31_000);
@@ -309,17 +316,7 @@ describe('funding across a gap', () => {
   });
 
   test('a payment waiting for the index is dropped once a position changes: it is owed by the positions held at the funding time', () => {
-    const w = new World(HOUR, (c) => ({ ...c, index: { ...c.index, maxAgeMs: 10_000 } }));
-    w.index('100000');
-    for (const n of [1, 2, 3, 4]) w.fund(n);
-    w.trade(2, 1, 'buy', '1');
-    w.order(3, 'buy', '0.5', '100100');
-    w.order(3, 'sell', '0.5', '100300');
-    for (let t = T0; t <= T0 + HOUR - 20_000; t += 5000) {
-      w.index('100000', t);
-      w.tick(t);
-    }
-    w.tick(T0 + HOUR + 30_000);
+    const w = restartAcrossFundingTime();
     // While the index is stale a reduce-only order still trades: the long sells half into account 3's bid.
     const closed = w.order(2, 'sell', '0.5', null, { reduceOnly: true });
     assert.equal(closed.order.status, 'filled');
