@@ -40,9 +40,15 @@ export const MarketView = Type.Object({
   status: Type.String(),
 });
 
+/**
+ * A level is the pair [price, size]. Written as an array of two strings, not a tuple: TypeBox's
+ * tuple is `items: [...]`, which OpenAPI 3.1 (JSON Schema 2020-12) does not allow.
+ */
+const Level = Type.Array(Type.String(), { minItems: 2, maxItems: 2, description: '[price, size]' });
+
 export const BookSnapshot = Type.Object({
-  bids: Type.Array(Type.Tuple([Type.String(), Type.String()])),
-  asks: Type.Array(Type.Tuple([Type.String(), Type.String()])),
+  bids: Type.Array(Level),
+  asks: Type.Array(Level),
 });
 
 export function linearMarketView(ctx: GatewayContext, m: LinearMarket, now: number) {
