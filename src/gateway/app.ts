@@ -78,6 +78,7 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
 
   app.setValidatorCompiler(strictValidatorCompiler);
   app.removeContentTypeParser('text/plain');
+  acceptEmptyJsonBody(app);
   app.decorateRequest('identity', null);
   app.decorateRequest('identityError', null);
   await app.register(cookie);
@@ -138,8 +139,6 @@ export function toErrorBody(error: unknown): { status: number; body: ErrorBody }
       return { status: 415, body: { error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' } };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: { error: 'PAYLOAD_TOO_LARGE', message: `body exceeds ${SERVER_LIMITS.bodyLimitBytes} bytes` } };
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, body: { error: 'VALIDATION_ERROR', message: 'body must not be empty when Content-Type is application/json' } };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, body: { error: 'VALIDATION_ERROR', message: 'body is not valid JSON' } };
   }
@@ -149,4 +148,22 @@ export function toErrorBody(error: unknown): { status: number; body: ErrorBody }
     return { status: status === 404 ? 404 : 400, body: { error: status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR', message } };
   }
   return { status: 500, body: { error: 'INTERNAL', message: 'internal error' } };
+}
+
+/**
+ * An empty body sent as application/json is no body: many clients send the header on every POST,
+ * and the endpoints whose body is optional (cancel-all: none cancels everything) must not refuse
+ * them. Anything else goes to Fastify's own JSON parser (prototype poisoning refused, as before);
+ * an endpoint that needs a body still answers 400 from its schema.
+ */
+function acceptEmptyJsonBody(app: TypedApp): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(req, body as string, done);
+  });
 }

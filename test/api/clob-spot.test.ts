@@ -202,6 +202,8 @@ describe('a spot trade end to end', () => {
     );
     assert.deepEqual(ok(await post(base, other, '/orders/cancel-all')), { cancelled: [] });
     assert.equal((await asset(base, other, 'spot')).locked, '0');
+    // An unknown market is 404, as on /perps/orders/cancel-all (before: 200, "nothing to cancel").
+    refused(await post(base, other, '/orders/cancel-all', { marketId: 'NOPE-USDC' }), 404, 'NOT_FOUND');
   });
 });
 

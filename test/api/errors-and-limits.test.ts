@@ -162,8 +162,14 @@ describe('the main service', () => {
       }
     });
 
-    test('an empty body with Content-Type application/json is 400 VALIDATION_ERROR', async () => {
+    test('an empty body with Content-Type application/json is no body: 400 where one is required, accepted where optional', async () => {
       assertEnvelope(await rawTransfer(''), 400, 'VALIDATION_ERROR');
+      // Before: 400 "body must not be empty" here too, though no body means "cancel everything".
+      for (const path of ['/perps/orders/cancel-all', '/orders/cancel-all']) {
+        const reply = await call(svc.url, path, { raw: '', token: trader.token });
+        assert.equal(reply.status, 200, `${path}: ${JSON.stringify(reply.body)}`);
+        assert.deepEqual(reply.body, { cancelled: [] });
+      }
     });
 
     test('text/plain, form-encoded and multipart bodies are 415 and nothing moves', async () => {

@@ -143,12 +143,17 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
       tags: TAGS,
       summary: 'Cancel the caller\'s resting option and spot orders, optionally filtered',
       description: 'No body cancels everything. Filters combine: marketId, underlying (every instrument on '
-        + 'it, spot pair included), quoteId, clientOrderId.',
+        + 'it, spot pair included), quoteId, clientOrderId. A marketId that names no listed instrument or '
+        + 'pair is 404 NOT_FOUND, as on /perps/orders/cancel-all.',
       body: ClobCancelAllBody,
       response: responses({ 200: Type.Object({ cancelled: Type.Array(Type.String()) }) }),
     },
   }, async (req) => {
     const filter = req.body ?? {};
+    // A typo in the filter must not read as "nothing to cancel".
+    if (filter.marketId !== undefined && !ctx.exchange.clob.markets.has(filter.marketId)) {
+      throw apiError('NOT_FOUND', `market ${filter.marketId} not found`);
+    }
     return execute(ctx, { type: 'clob.cancel_all', account: callerAddress(req), filter });
   }));
 }
