@@ -22,6 +22,12 @@ const MIGRATIONS = [
       CREATE TABLE revoked_sessions (jti TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
       CREATE TABLE secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);`,
   },
+  {
+    // Who asked for the nonce: the outstanding-nonce cap is per address and requester, so nobody
+    // can exhaust another client's nonces for an address.
+    id: '0201_nonce_requester',
+    sql: `ALTER TABLE siwe_nonces ADD COLUMN requester TEXT NOT NULL DEFAULT '';`,
+  },
 ];
 
 export interface NonceRecord {
@@ -65,10 +71,10 @@ export class AuthStore {
   constructor(private readonly db: Db) {
     migrate(db, MIGRATIONS);
     this.s = {
-      insertNonce: db.prepare('INSERT INTO siwe_nonces (nonce, address, issued_at, expires_at) VALUES (?, ?, ?, ?)'),
+      insertNonce: db.prepare('INSERT INTO siwe_nonces (nonce, address, issued_at, expires_at, requester) VALUES (?, ?, ?, ?, ?)'),
       takeNonce: db.prepare('DELETE FROM siwe_nonces WHERE nonce = ? RETURNING nonce, address, issued_at, expires_at'),
       pruneNonces: db.prepare('DELETE FROM siwe_nonces WHERE expires_at <= ?'),
-      countNonces: db.prepare('SELECT COUNT(*) AS n FROM siwe_nonces WHERE address = ?'),
+      countNonces: db.prepare('SELECT COUNT(*) AS n FROM siwe_nonces WHERE address = ? AND requester = ?'),
       insertKey: db.prepare(
         `INSERT INTO api_keys (id, address, name, scope, allowed_ips, secret_hash, expires_at, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -84,13 +90,15 @@ export class AuthStore {
     };
   }
 
-  addNonce(record: NonceRecord): void {
+  /** Stores a nonce `requester` (the client's address) asked for; expired nonces go first. */
+  addNonce(record: NonceRecord, requester: string): void {
     this.s.pruneNonces.run(record.issuedAt);
-    this.s.insertNonce.run(record.nonce, record.address, record.issuedAt, record.expiresAt);
+    this.s.insertNonce.run(record.nonce, record.address, record.issuedAt, record.expiresAt, requester);
   }
 
-  outstandingNonces(address: string): number {
-    return (this.s.countNonces.get(address) as { n: number }).n;
+  /** Live nonces for `address` that `requester` asked for. */
+  outstandingNonces(address: string, requester: string): number {
+    return (this.s.countNonces.get(address, requester) as { n: number }).n;
   }
 
   /** Removes and returns the nonce: single use is one atomic DELETE ... RETURNING. */

@@ -45,8 +45,12 @@ export class SiweVerifier {
     this.expectedScheme = origin.protocol.slice(0, -1);
   }
 
-  /** Issues a single-use nonce bound to `walletAddress` (any case). */
-  issueNonce(walletAddress: string): { nonce: string; expiresAt: number } {
+  /**
+   * Issues a single-use nonce bound to `walletAddress` (any case). At most 20 are outstanding per
+   * address and requester (the client's IP): counted per address alone, anyone could ask for 20 of
+   * a victim's nonces and lock the victim out of sign-in for their lifetime.
+   */
+  issueNonce(walletAddress: string, requester: string): { nonce: string; expiresAt: number } {
     if (!isAddress(walletAddress, { strict: false })) throw apiError('VALIDATION_ERROR', 'walletAddress must be a 0x address');
     const address = walletAddress.toLowerCase();
     let nonce = '';
@@ -55,8 +59,8 @@ export class SiweVerifier {
     const expiresAt = issuedAt + NONCE_TTL_MS;
     // Count after adding: addNonce prunes expired nonces first, so only live ones count (counting
     // before it let expired nonces lock an address out until some other address asked for one).
-    this.store.addNonce({ nonce, address, issuedAt, expiresAt });
-    if (this.store.outstandingNonces(address) > MAX_OUTSTANDING_NONCES) {
+    this.store.addNonce({ nonce, address, issuedAt, expiresAt }, requester);
+    if (this.store.outstandingNonces(address, requester) > MAX_OUTSTANDING_NONCES) {
       this.store.takeNonce(nonce);
       throw apiError('RATE_LIMITED', 'too many outstanding sign-in nonces for this address; use one or wait 5 minutes');
     }

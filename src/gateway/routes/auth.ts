@@ -20,6 +20,8 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['auth'],
       summary: 'Issue a single-use sign-in nonce (expires after 5 minutes)',
+      description: 'At most 20 unused nonces per wallet address and client IP; beyond that 429 RATE_LIMITED '
+        + 'until one is used or expires (what other clients ask for an address never counts against yours).',
       body: Type.Object({ walletAddress: Address }, { additionalProperties: false }),
       response: responses({
         200: Type.Object({
@@ -32,7 +34,7 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
       }, [400, 429]),
     },
   }, async (req) => {
-    const { nonce, expiresAt } = ctx.siwe.issueNonce(req.body.walletAddress);
+    const { nonce, expiresAt } = ctx.siwe.issueNonce(req.body.walletAddress, req.ip);
     return { nonce, expiresAt: iso(expiresAt), domain: origin.host, uri: ctx.settings.publicOrigin, chainId: ctx.settings.chainId };
   });
 
