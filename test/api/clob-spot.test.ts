@@ -246,6 +246,17 @@ describe('refusals', () => {
     refused(await post(base, other, '/quotes', crossed), 400, 'VALIDATION_ERROR');
     const ladder = [{ side: 'buy', price: '99000', quantity: '0.01' }, { side: 'sell', price: '99000', quantity: '0.01' }];
     refused(await post(base, other, '/quotes/bulk', { marketId: 'BTC-USDC', quotes: ladder }), 400, 'VALIDATION_ERROR');
+    // A cancelAll ladder with fixed client ids sent twice replaces itself (before: the retry's levels
+    // were refused DUPLICATE_CLIENT_ORDER_ID after the first ladder was cancelled: no quotes left).
+    const fixed = { marketId: 'BTC-USDC', quoteId: 'fixed', cancelAll: true, quotes: [
+      { side: 'buy', price: '90000', quantity: '0.01', clientOrderId: 'spot-bid-1' },
+      { side: 'sell', price: '110000', quantity: '0.01', clientOrderId: 'spot-ask-1' },
+    ] };
+    const first = ok(await post(base, other, '/quotes/bulk', fixed));
+    const again = ok(await post(base, other, '/quotes/bulk', fixed));
+    assert.deepEqual([again.rejected, again.orders.length], [[], 2]);
+    assert.deepEqual(again.cancelled.sort(), first.orders.map((o: { id: string }) => o.id).sort());
+    ok(await post(base, other, '/orders/cancel-all', { quoteId: 'fixed' }));
     refused(
       await post(base, other, '/orders', { marketId: 'DOGE-USDC', side: 'buy', quantity: '1', price: '1' }),
       404,

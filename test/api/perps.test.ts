@@ -362,6 +362,28 @@ describe('quotes', () => {
     await clear(t!);
   });
 
+  test('a cancelAll ladder with fixed client ids can be sent again: it replaces itself, never leaves no quotes', async () => {
+    const [t] = await traders(1);
+    const ladder = {
+      marketId: BTC, quoteId: 'fixed', cancelAll: true, quotes: [
+        { side: 'buy', price: '98000', quantity: '0.1', postOnly: true, clientOrderId: 'mm-bid-1' },
+        { side: 'sell', price: '102000', quantity: '0.1', postOnly: true, clientOrderId: 'mm-ask-1' },
+      ],
+    };
+    const first = created(await post(t!, '/perps/quotes/bulk', ladder), 200);
+    assert.equal(first.orders.length, 2);
+    // The same request again (a retry after a lost response, or a maker cycling fixed ids). Before:
+    // 200 with both levels rejected DUPLICATE_CLIENT_ORDER_ID and the first ladder cancelled: no quotes.
+    const again = created(await post(t!, '/perps/quotes/bulk', ladder), 200);
+    assert.deepEqual(again.rejected, []);
+    assert.deepEqual(again.cancelled.sort(), first.orders.map((o: Json) => o.id).sort());
+    assert.deepEqual(await book(), { bids: [['98000', '0.1']], asks: [['102000', '0.1']] });
+    // An id still resting outside the replaced ladder stays refused.
+    const single = await post(t!, '/perps/orders', { marketId: BTC, side: 'buy', type: 'limit', price: '97000', quantity: '0.1', clientOrderId: 'mm-bid-1' });
+    assert.equal(single.status, 409);
+    await clear(t!);
+  });
+
   test('a failing bulk level (post-only crossing) is listed with index and code; others stand', async () => {
     const [t, m] = await traders(2);
     created(await order(m!, { side: 'sell', price: '100200', quantity: '1' }));

@@ -35,11 +35,15 @@ export function placeQuotes(e: ClobEngine, accountId: number, q: QuoteRequest): 
   const account = e.findAccount(accountId) ?? new ClobAccount(accountId);
   const cancelled: string[] = [];
   if (q.cancelAll || q.replaceQuoteId !== null) {
+    const replaced: ClobOrder['request'][] = [];
     for (const o of [...account.orders.values()]) {
       if (o.market !== market) continue;
       const hit = q.cancelAll ? o.isQuote : o.request.quoteId === q.replaceQuoteId;
-      if (hit) cancelled.push(String(e.cancelOrder(o, 'cancelled').id));
+      if (!hit) continue;
+      cancelled.push(String(e.cancelOrder(o, 'cancelled').id));
+      replaced.push(o.request);
     }
+    account.clientIds.handOver(replaced, q.levels);
   }
   const accepted: ClobOrder[] = [];
   const rejected: QuoteResult['rejected'] = [];

@@ -215,11 +215,15 @@ export class LinearEngine implements MatchSink {
     const cancelled: string[] = [];
     const account = this.account(accountId);
     if (q.cancelAll || q.replaceQuoteId !== null) {
+      const replaced: OrderRequest[] = [];
       for (const o of [...account.orders.values()]) {
         if (o.market !== market || o.trigger !== null) continue;
         const hit = q.cancelAll ? o.isQuote : o.request.quoteId === q.replaceQuoteId;
-        if (hit) cancelled.push(String(this.cancelOrder(o, 'cancelled').id));
+        if (!hit) continue;
+        cancelled.push(String(this.cancelOrder(o, 'cancelled').id));
+        replaced.push(o.request);
       }
+      account.clientIds.handOver(replaced, q.levels);
     }
     const accepted: LinearOrder[] = [];
     const rejected: QuoteResult['rejected'] = [];

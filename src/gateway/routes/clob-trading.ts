@@ -262,7 +262,8 @@ const BULK_DESCRIPTION = `Levels are placed in order as one sequenced command. A
 checks (e.g. POST_ONLY_WOULD_CROSS, INSUFFICIENT_MARGIN) is listed in \`rejected\` with its index; the
 other levels stand. \`cancelAll\` cancels every resting order the caller placed through a quote endpoint
 on this market before the ladder is placed; no reader, stream or match sees the book between the two.
-Refused whole with 422 MMP_TRIGGERED while market-maker protection is frozen for the underlying, and
+The client ids of the quotes a replace cancels pass to the new levels that reuse them (a retried or
+repeated ladder with fixed ids replaces itself; elsewhere an id stays reserved for 24 hours). Refused whole with 422 MMP_TRIGGERED while market-maker protection is frozen for the underlying, and
 with 400 VALIDATION_ERROR when its highest bid is not below its lowest ask (its levels would self-trade).`;
 
 const ORDER_DESCRIPTION = `Checks run in this order and the first failure is returned (nothing changes on

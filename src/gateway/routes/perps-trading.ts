@@ -130,7 +130,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'Place a quote ladder; with cancelAll, replace the caller\'s resting quotes in one atomic step',
-      description: 'Levels are placed in order as one sequenced command. A level that fails its checks (e.g. POST_ONLY_WOULD_CROSS, INSUFFICIENT_MARGIN) is listed in `rejected` with its index; the other levels stand. `cancelAll` cancels every resting order the caller placed through a quote endpoint on this market before the ladder is placed; no reader, stream or match sees the book between the two. A ladder whose highest bid is not below its lowest ask is refused whole with 400 VALIDATION_ERROR before anything changes (its levels would self-trade).',
+      description: 'Levels are placed in order as one sequenced command. A level that fails its checks (e.g. POST_ONLY_WOULD_CROSS, INSUFFICIENT_MARGIN) is listed in `rejected` with its index; the other levels stand. `cancelAll` cancels every resting order the caller placed through a quote endpoint on this market before the ladder is placed; no reader, stream or match sees the book between the two. The client ids of the quotes a replace cancels pass to the new levels that reuse them (a retried or repeated ladder with fixed ids replaces itself; elsewhere an id stays reserved for 24 hours). A ladder whose highest bid is not below its lowest ask is refused whole with 400 VALIDATION_ERROR before anything changes (its levels would self-trade).',
       body: Type.Object(
         {
           marketId: Type.String({ maxLength: 40 }),
