@@ -377,6 +377,14 @@ class Model implements MatchSink {
     this.clientIds.set(`${acct}|${cid}`, this.now);
   }
 
+  /** A ladder replace frees, for its levels, the ids of the quotes it cancelled that they reuse. */
+  handOver(acct: number, replaced: readonly MOrder[], levels: readonly OrderRequest[]): void {
+    for (const l of levels) {
+      const cid = l.clientOrderId;
+      if (cid !== null && replaced.some((o) => o.request.clientOrderId === cid)) this.clientIds.delete(`${acct}|${cid}`);
+    }
+  }
+
   private cidInUse(acct: number, cid: string): boolean {
     const key = `${acct}|${cid}`;
     if (!this.clientIds.has(key)) return false;
@@ -1249,6 +1257,7 @@ class Run {
       : [];
     assert.deepEqual(result.cancelled, doomed.map((o) => String(o.id)), `${where}: replaced quotes`);
     for (const o of doomed) m.cancelOrder(o);
+    m.handOver(op.acct, doomed, levels);
     const placed: MOrder[] = [];
     levels.forEach((r, index) => {
       const e = m.expect(op.acct, r, mark);
