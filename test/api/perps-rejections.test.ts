@@ -158,6 +158,11 @@ describe('each rejection has its status and code, and changes nothing', () => {
       { ...limit, side: 'sell', price: '99999999999999999999', timeInForce: 'ioc' }),
     reject(422, 'PRICE_OUT_OF_BAND', 'a resting ask above the price ceiling',
       { ...limit, side: 'sell', price: '900719925474099.3' }),
+    // triggers above the ceiling could never fire (before: accepted, journaled, resting forever)
+    reject(422, 'PRICE_OUT_OF_BAND', 'a take-profit above the price ceiling',
+      { ...limit, takeProfitPrice: '99999999999999999999' }),
+    reject(422, 'PRICE_OUT_OF_BAND', 'a stop above the price ceiling',
+      { ...limit, stopPrice: '99999999999999999999' }),
     reject(400, 'VALIDATION_ERROR', 'a market buy with its take-profit below the mark',
       { side: 'buy', type: 'market', quantity: '0.01', takeProfitPrice: '90000' }),
     reject(400, 'VALIDATION_ERROR', 'a market sell with its stop-loss below the mark',

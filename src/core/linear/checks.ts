@@ -116,6 +116,9 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   }
   // The price ceiling holds with or without a mark: the book keeps prices as safe integers.
   if (priceTicks > units.maxPriceTicks) return reject('PRICE_OUT_OF_BAND', `price may not exceed ${formatDecimal(units.maxPrice)}`);
+  // A trigger beyond it could never fire (the mark never gets there): refused like such a price.
+  const highTrigger = triggerAbove(r, units.maxPrice);
+  if (highTrigger !== null) return reject('PRICE_OUT_OF_BAND', `${highTrigger} may not exceed ${formatDecimal(units.maxPrice)}`);
   const mark = c.mark;
   if (mark === null && !r.reduceOnly) return reject('MARKET_CLOSED', `no fresh mark price for ${market.spec.id}: only reduce-only orders are accepted`);
   if (mark !== null && r.price === null && r.stopPrice === null && (r.takeProfitPrice !== null || r.stopLossPrice !== null)) {
@@ -229,6 +232,13 @@ function offTickTrigger(r: OrderRequest, tick: Fixed): string | null {
   if (r.stopPrice !== null && r.stopPrice % tick !== 0n) return 'stopPrice';
   if (r.takeProfitPrice !== null && r.takeProfitPrice % tick !== 0n) return 'takeProfitPrice';
   if (r.stopLossPrice !== null && r.stopLossPrice % tick !== 0n) return 'stopLossPrice';
+  return null;
+}
+
+function triggerAbove(r: OrderRequest, ceiling: Fixed): string | null {
+  if (r.stopPrice !== null && r.stopPrice > ceiling) return 'stopPrice';
+  if (r.takeProfitPrice !== null && r.takeProfitPrice > ceiling) return 'takeProfitPrice';
+  if (r.stopLossPrice !== null && r.stopLossPrice > ceiling) return 'stopLossPrice';
   return null;
 }
 

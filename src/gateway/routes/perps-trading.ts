@@ -276,7 +276,8 @@ schema and decimals (400 VALIDATION_ERROR, INVALID_DECIMAL; a price or size with
 market's priceDecimals / sizeDecimals, trailing zeros included, is 400 INVALID_TICK / INVALID_STEP), market (404),
 market state (422 MARKET_CLOSED: expired market, or no fresh mark, where only reduce-only orders are accepted), tick
 and step (400 INVALID_TICK, INVALID_STEP), size range (422 SIZE_OUT_OF_RANGE), the market's price ceiling (422
-PRICE_OUT_OF_BAND: a price above it can never trade; it is the largest price at which the maximum size is still an
+PRICE_OUT_OF_BAND: a price above it can never trade, nor a stopPrice, takeProfitPrice or stopLossPrice above it
+trigger; it is the largest price at which the maximum size is still an
 exact integer of ticks times lots), price band around the mark (422 PRICE_OUT_OF_BAND: a buy at most, a sell at
 least, the band away from the mark), take-profit and stop-loss on the right side of a market order's mark (400
 VALIDATION_ERROR; of a limit or stop order's price, with the schema checks), open-order
