@@ -64,7 +64,7 @@ export class IndexBoard {
       if (prev === undefined || q.ts >= prev.ts) state.sources.set(q.source, q);
     }
     state.memo = null;
-    this.sample(underlying, now);
+    this.record(underlying, state, now);
   }
 
   publish(underlying: string, price: Fixed, ts: number, now: number): void {
@@ -72,7 +72,7 @@ export class IndexBoard {
     this.closeStalePrice(state, now);
     state.push = { source: PUSH_SOURCE, price, ts };
     state.memo = null;
-    this.sample(underlying, now);
+    this.record(underlying, state, now);
   }
 
   /** The index at `now` from fresh inputs only, or null. */
@@ -134,6 +134,11 @@ export class IndexBoard {
   sample(underlying: string, now: number): void {
     const state = this.state(underlying);
     this.closeStalePrice(state, now);
+    this.record(underlying, state, now);
+  }
+
+  /** Adds the index at `now` to the history (inputs and ticks close a stale price first) and prunes it. */
+  private record(underlying: string, state: UnderlyingState, now: number): void {
     state.twap.add(now, this.index(underlying, now)?.price ?? null);
     const cut = now - this.settings.twapRetentionMs;
     state.twap.prune(state.keepFrom !== null && state.keepFrom < cut ? state.keepFrom : cut);

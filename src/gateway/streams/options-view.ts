@@ -171,15 +171,13 @@ export class OptionsGroup extends Group implements BookWatcher {
   }
 }
 
-/** The CLOB book mirrors, the registry of options groups, and the sink feeding them trades. */
+/** The registry of options groups over the CLOB book mirrors, and the sink feeding them trades. */
 export class OptionsViews implements EventSink {
-  readonly mirrors: BookMirrors;
   private readonly groups = new Map<string, OptionsGroup>();
   private readonly byMarket = new Map<string, Set<OptionsGroup>>();
 
-  /** Construct before the service takes commands: the mirrors start from the recovered books. */
-  constructor(private readonly hub: StreamHub, mirrors: BookMirrors) {
-    this.mirrors = mirrors;
+  /** `mirrors`: the CLOB engine's, shared with the book stream's spot pairs and the board stream. */
+  constructor(private readonly hub: StreamHub, readonly mirrors: BookMirrors) {
     hub.addSink(this);
   }
 
