@@ -353,8 +353,8 @@ class Model implements MatchSink {
    * may fill once earlier fills of its owner took `spent` and left its isolated position `played`;
    * what a fill takes from its owner; its isolated position after a fill (undefined: none to play).
    */
-  makerAdmitsAfter: (orderId: number, spent: Fixed, played: Position | undefined) => boolean = () => true;
-  makerFillCost: (orderId: number, lots: number) => Fixed = () => 0n;
+  makerAdmitsAfter: (orderId: number, spent: Fixed, played: Position | undefined, heldLots?: number) => boolean = () => true;
+  makerFillCost: (orderId: number, lots: number, heldLots: number) => Fixed = () => 0n;
   playMakerFill: (orderId: number, lots: number, played: Position | undefined) => Position | undefined = () => undefined;
   /** Resting orders the engine refused at the match in the current command (cancelled, not filled). */
   readonly refused = new Set<number>();
@@ -498,20 +498,22 @@ class Model implements MatchSink {
       if (left === 0 || beyond) return void (done = true);
       if (node.owner === acct) return void (done = r.selfTradePrevention !== 'cancel_maker');
       if (!this.admitted(node)) return;
+      const maker = this.orders.get(node.id)!;
+      const mode = maker.request.marginMode;
+      const key = `${maker.acct}|${mode}`;
+      const before = positions.get(key) ?? this.position(maker.acct, r.marketId, mode);
+      // What the maker's position holds on its order's side after the walk's earlier fills (the base of an isolated opening's margin).
+      const held = before !== 0 && (before > 0) === (maker.request.side === BUY) ? Math.abs(before) : 0;
       const spentBefore = spent.get(node.owner) ?? 0n;
-      if (!this.makerAdmitsAfter(node.id, spentBefore, played.get(node.owner))) return void this.hit('maker refused after its owner\'s earlier fills');
+      if (!this.makerAdmitsAfter(node.id, spentBefore, played.get(node.owner), held)) return void this.hit('maker refused after its owner\'s earlier fills');
       const available = remaining.get(node.id) ?? node.remainingLots;
       const take = Math.min(available, left);
       if (take === 0) return;
       left -= take;
       remaining.set(node.id, available - take);
-      spent.set(node.owner, spentBefore + this.makerFillCost(node.id, take));
+      spent.set(node.owner, spentBefore + this.makerFillCost(node.id, take, held));
       const next = this.playMakerFill(node.id, take, played.get(node.owner));
       if (next !== undefined) played.set(node.owner, next);
-      const maker = this.orders.get(node.id)!;
-      const mode = maker.request.marginMode;
-      const key = `${maker.acct}|${mode}`;
-      const before = positions.get(key) ?? this.position(maker.acct, r.marketId, mode);
       const after = before + (maker.request.side === BUY ? take : -take);
       positions.set(key, after);
       const ended = after === 0 || (before !== 0 && Math.sign(after) !== Math.sign(before));
@@ -953,18 +955,18 @@ class Run {
     };
     const isolatedOf = (order: LinearOrder): Position | undefined =>
       order.request.marginMode === 'isolated' ? this.ex.linear.findAccount(order.owner)?.position(order.market, 'isolated') : undefined;
-    this.model.makerAdmitsAfter = (id, spent, played) => {
+    this.model.makerAdmitsAfter = (id, spent, played, heldLots) => {
       if (this.model.refused.has(id)) return false;
       const order = engineOrder(id);
-      return order === undefined || this.ex.linear.makers.admits(order, spent, order.request.marginMode === 'isolated' ? played : undefined);
+      return order === undefined || this.ex.linear.makers.admits(order, spent, order.request.marginMode === 'isolated' ? played : undefined, heldLots);
     };
     // The engine's fillCost, plus the settlement unit a fill that reduces may lose to rounding (maker-checks.ts predictedCost).
     const unit = roundTo(1n, this.ex.linear.deps.settlementDecimals, 'ceil');
-    this.model.makerFillCost = (id, lots) => {
+    this.model.makerFillCost = (id, lots, heldLots) => {
       const order = engineOrder(id);
       if (order === undefined) return 0n;
       const size = this.ex.linear.findAccount(order.owner)?.position(order.market, order.request.marginMode)?.size ?? 0;
-      return this.ex.linear.makers.fillCost(order, lots) + (size !== 0 && (size > 0) !== (order.side === BUY) ? unit : 0n);
+      return this.ex.linear.makers.fillCost(order, lots, heldLots) + (size !== 0 && (size > 0) !== (order.side === BUY) ? unit : 0n);
     };
     this.model.playMakerFill = (id, lots, played) => {
       const order = engineOrder(id);
@@ -1029,7 +1031,8 @@ class Run {
     const p = this.ex.linear.findAccount(maker.owner)?.position(maker.market, maker.request.marginMode);
     const size = p?.size ?? 0;
     if (size !== 0 && (size > 0) !== (maker.side === BUY)) return this.count('maker refused at its bankruptcy bound');
-    assert.ok(this.ex.linear.makers.fillCost(maker, maker.remainingLots) > 0n, `refused opening maker ${maker.id} costs nothing to fill`);
+    const held = size !== 0 && (size > 0) === (maker.side === BUY) ? Math.abs(size) : 0;
+    assert.ok(this.ex.linear.makers.fillCost(maker, maker.remainingLots, held) > 0n, `refused opening maker ${maker.id} costs nothing to fill`);
     this.count('opening maker refused at the match');
   }
 

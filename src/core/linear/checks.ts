@@ -62,14 +62,18 @@ export interface CheckContext {
   /** Whether cross profit in a market can be realised now (margin.ts Realisable). */
   realisable(market: LinearMarket): boolean;
   /**
-   * admits() once earlier fills of the same owner took `spent` from its equity and left its
-   * isolated position as `played` (fill-or-kill walk; undefined: the position as it is).
+   * admits() once earlier fills of the same owner took `spent` from its equity, left its isolated
+   * position as `played` (fill-or-kill walk; undefined: the position as it is) and `heldLots` on
+   * the order's side.
    */
-  admitsAfter(maker: LinearOrder, spent: Fixed, played: Position | undefined): boolean;
+  admitsAfter(maker: LinearOrder, spent: Fixed, played: Position | undefined, heldLots: number): boolean;
   /** Applies a maker fill that reduces an isolated position to a scratch copy of it (maker-checks.ts playIsolatedFill). */
   playIsolatedFill(scratch: Position, maker: LinearOrder, lots: number): void;
-  /** At least what filling `lots` of a resting order takes from its owner's equity (maker-checks.ts predictedCost). */
-  fillCost(maker: LinearOrder, lots: number): Fixed;
+  /**
+   * At least what filling `lots` of a resting order takes from its owner's equity, its position
+   * holding `heldLots` on the order's side (maker-checks.ts predictedCost).
+   */
+  fillCost(maker: LinearOrder, lots: number, heldLots: number): Fixed;
 }
 
 
@@ -386,14 +390,18 @@ function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, 
     const mode = o.request.marginMode;
     const isolated = mode === 'isolated' ? account?.position(market, mode) : undefined;
     const scratch = isolated === undefined ? undefined : played.get(isolated);
+    const key = `${o.owner}|${mode}`;
+    const position = account?.position(market, mode);
+    const before = positions.get(key) ?? position?.size ?? 0;
+    const held = before !== 0 && (before > 0) === (o.side === BUY) ? Math.abs(before) : 0;
     const spentBefore = spent.get(o.owner) ?? 0n;
-    if (!c.admitsAfter(o, spentBefore, scratch)) return; // refused at the match, cancelled, not filled
+    if (!c.admitsAfter(o, spentBefore, scratch, held)) return; // refused at the match, cancelled, not filled
     const available = remaining.get(o) ?? o.remainingLots;
     const take = Math.min(available, left);
     if (take === 0) return;
     left -= take;
     remaining.set(o, available - take);
-    spent.set(o.owner, spentBefore + c.fillCost(o, take));
+    spent.set(o.owner, spentBefore + c.fillCost(o, take, held));
     // A fill that reduces an isolated position pays its fee from the allocation and gives back the
     // closed share: the position's next order is bounded by what that leaves (admits, played).
     if (isolated !== undefined && reduces((scratch ?? isolated).size, o.side)) {
@@ -402,9 +410,6 @@ function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, 
       played.set(isolated, next);
     }
     if (account === undefined) return;
-    const key = `${o.owner}|${mode}`;
-    const position = account.position(market, mode);
-    const before = positions.get(key) ?? position?.size ?? 0;
     const after = before + (o.side === BUY ? take : -take);
     positions.set(key, after);
     let resting = reduceOnlyLots.get(key) ?? position?.restingReduceOnlyLots ?? 0;

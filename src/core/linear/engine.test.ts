@@ -656,6 +656,29 @@ describe('isolated margin', () => {
     assert.equal(v.ex.linear.risk(v.id(A)).isolatedAllocated, 0n, 'everything released');
   });
 
+  test('a position built in many fills is allocated the tiered initial margin of its whole size, as one fill of it is', () => {
+    // 80 BTC at 100000 is 8M of notional: past the 50x tier's end (2M), in the 20x one. Each 1 BTC
+    // fill on its own sits in the 50x tier; the allocation must follow the position's tier.
+    const allocation = (fills: number, each: string) => {
+      const v = new Venue();
+      v.fund(A, '3000000');
+      v.fund(B, '3000000');
+      for (let i = 0; i < fills; i++) v.trade(A, B, 'buy', each, '100000', 'isolated');
+      const market = v.ex.linear.markets.get(BTC)!;
+      const p = v.ex.linear.findAccount(v.id(A))!.position(market, 'isolated')!;
+      return { v, margin: p.isolatedMargin, im: market.margin.initial(p.notional(fx('100000'))) };
+    };
+    const one = allocation(1, '80');
+    const many = allocation(80, '1');
+    assert.equal(one.margin, one.im);
+    assert.equal(many.margin, one.im, 'eighty fills of 1 BTC allocate what one of 80 does');
+    // and an unchanged index does not liquidate it
+    many.v.index('100000');
+    many.v.tick();
+    assert.equal(many.v.position(A, 'isolated')?.size, '80');
+    assert.equal(many.v.position(A, 'isolated')?.status, 'open');
+  });
+
   test('an opening maker fee the cross pool does not hold comes out of the allocation (a post-only order reserves none)', () => {
     const v = new Venue();
     v.fund(A, im('100000')); // exactly the initial margin of 1 BTC, nothing for a fee

@@ -31,7 +31,7 @@ import { fillsWithin, MakerChecks, reducedOnly } from './maker-checks.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
-  accountRisk, isolatedInitial, marginAudit, openLossAt, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText,
+  accountRisk, isolatedOpening, marginAudit, openLossAt, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText,
   reduces, riskMark,
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
@@ -336,9 +336,10 @@ export class LinearEngine implements MatchSink {
     },
     admits: (maker: BookOrder): boolean => this.makers.admits(maker as LinearOrder),
     realisable: (market: LinearMarket): boolean => this.makers.realisable(market),
-    admitsAfter: (maker: LinearOrder, spent: Fixed, played: Position | undefined): boolean => this.makers.admits(maker, spent, played),
+    admitsAfter: (maker: LinearOrder, spent: Fixed, played: Position | undefined, heldLots: number): boolean =>
+      this.makers.admits(maker, spent, played, heldLots),
     playIsolatedFill: (scratch: Position, maker: LinearOrder, lots: number): void => this.makers.playIsolatedFill(scratch, maker, lots),
-    fillCost: (maker: LinearOrder, lots: number): Fixed => this.makers.predictedCost(maker, lots),
+    fillCost: (maker: LinearOrder, lots: number, heldLots: number): Fixed => this.makers.predictedCost(maker, lots, heldLots),
   };
 
   /** The pre-trade checks of an order (checks.ts). */
@@ -573,7 +574,8 @@ export class LinearEngine implements MatchSink {
 
   /**
    * Isolated margin follows the position: realised PnL lands in it, the closed fraction is
-   * released, and opened lots bring their initial margin (at the fill price) from the cross pool,
+   * released, and opened lots bring what they add to the position's initial margin (at the fill
+   * price, margin.ts isolatedOpening) from the cross pool,
    * plus their open loss at the mark when they fill worse than it (a buy above, a sell below: the
    * margin gate reserved both), so a position opens with its initial margin of equity.
    */
@@ -585,7 +587,8 @@ export class LinearEngine implements MatchSink {
     }
     if (openedLots > 0) {
       const price = p.market.units.price(priceTicks);
-      const initial = isolatedInitial(p.market, openedLots, price) + openLossAtMark(p, openedLots, price);
+      const heldLots = closedLots > 0 ? 0 : Math.abs(before); // a flip opens from nothing
+      const initial = isolatedOpening(p.market, heldLots, openedLots, price) + openLossAtMark(p, openedLots, price);
       p.isolatedMargin += initial;
       this.cash.openingCharge(p, initial);
     }

@@ -19,7 +19,7 @@ import { roundTo, type Fixed } from '../money.ts';
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
 import {
-  closeBoundTicks, closingNotional, crossPool, fillLossAt, isolatedInitial, notionalAt, openLossAt, ownReduceOnlyLoss,
+  closeBoundTicks, closingNotional, crossPool, fillLossAt, isolatedOpening, notionalAt, openLossAt, ownReduceOnlyLoss,
   reduceOnlyOpenLoss, reduces, riskMark, type Realisable,
 } from './margin.ts';
 import type { LinearMarket } from './market.ts';
@@ -46,14 +46,15 @@ export class MakerChecks {
 
   /**
    * Whether `maker` may fill now (above). `spent` is what a prediction's earlier fills of the same
-   * owner took from its equity (fillCost), and `played` its isolated position after them
-   * (playIsolatedFill); a real fill asks with neither.
+   * owner took from its equity (fillCost), `played` its isolated position after those that reduced
+   * it (playIsolatedFill), and `heldLots` what its position holds on the order's side after all of
+   * them (isolatedOpening's base); a real fill asks with none.
    */
-  admits(maker: LinearOrder, spent: Fixed = 0n, played: Position | undefined = undefined): boolean {
+  admits(maker: LinearOrder, spent: Fixed = 0n, played: Position | undefined = undefined, heldLots?: number): boolean {
     const account = this.deps.findAccount(maker.owner);
     if (account === undefined) return true;
     const p = played ?? account.position(maker.market, maker.request.marginMode);
-    return fillsWithin(maker, this.bound(maker, account, p, spent)) && this.opensWithinEquity(maker, account, p, spent);
+    return fillsWithin(maker, this.bound(maker, account, p, spent)) && this.opensWithinEquity(maker, account, p, spent, heldLots);
   }
 
   /**
@@ -79,12 +80,13 @@ export class MakerChecks {
    *   realisable profit hold it (cash.ts settleOpeningCharges); what they cannot, the allocation
    *   goes without, which must still leave it the open loss and the fees.
    */
-  opensWithinEquity(maker: LinearOrder, account: LinearAccount, p: Position | undefined, spent: Fixed): boolean {
+  opensWithinEquity(maker: LinearOrder, account: LinearAccount, p: Position | undefined, spent: Fixed, heldLots?: number): boolean {
     const mode = maker.request.marginMode;
     const flips = p !== undefined && reduces(p.size, maker.side);
     const opening = flips ? maker.remainingLots - Math.abs(p.size) : maker.remainingLots;
     if (opening <= 0) return true;
-    let cost = mode === 'cross' ? this.fillCost(maker, maker.remainingLots) : this.fillCost(maker, opening);
+    const held = heldLots ?? (p === undefined || flips ? 0 : Math.abs(p.size));
+    let cost = mode === 'cross' ? this.fillCost(maker, maker.remainingLots, held) : this.fillCost(maker, opening, held);
     if (mode === 'isolated' && flips) cost += this.makerFee(maker, maker.remainingLots - opening);
     if (cost === 0n && spent === 0n) return true; // at or better than the mark, no fee: nothing to cover
     let reserved = reduceOnlyOpenLoss(account);
@@ -94,7 +96,7 @@ export class MakerChecks {
     if (mode === 'cross') return equity >= cost;
     const available = pool.available - spent;
     const moved = cost < available ? cost : available;
-    const margin = isolatedInitial(maker.market, opening, maker.market.units.price(maker.priceTicks));
+    const margin = isolatedOpening(maker.market, held, opening, maker.market.units.price(maker.priceTicks));
     return moved <= equity && moved >= cost - margin;
   }
 
@@ -128,16 +130,17 @@ export class MakerChecks {
    * their loss at the risk mark and the maker fee; for an isolated one, which opens (or adds to) its
    * position with them, the allocation the cross pool funds (their initial margin at the price and
    * their open loss at the mark, engine.ts adjustIsolated) and the fee. A rebate counts as nothing.
-   * 0 without a mark (no order that adds risk trades then).
+   * 0 without a mark (no order that adds risk trades then). `heldLots`: what the maker's position
+   * holds on the order's side before the fill (0 when it holds nothing there or the fill flips it).
    */
-  fillCost(maker: LinearOrder, lots: number): Fixed {
+  fillCost(maker: LinearOrder, lots: number, heldLots: number): Fixed {
     const mark = riskMark(maker.market);
     if (mark === null) return 0n;
     const fee = this.makerFee(maker, lots);
     if (maker.request.marginMode === 'cross') return fillLossAt(maker, lots, mark) + fee;
     const market = maker.market;
     const price = market.units.price(maker.priceTicks);
-    return isolatedInitial(market, lots, price) + openLossAt(market, maker.side === BUY, price, lots, mark) + fee;
+    return isolatedOpening(market, heldLots, lots, price) + openLossAt(market, maker.side === BUY, price, lots, mark) + fee;
   }
 
   /**
@@ -145,9 +148,9 @@ export class MakerChecks {
    * prediction: fillCost, and for a fill that reduces the maker's position the settlement unit its
    * PnL may lose to rounding down (so the fill-or-kill walk never admits a maker the match then refuses).
    */
-  predictedCost(maker: LinearOrder, lots: number): Fixed {
+  predictedCost(maker: LinearOrder, lots: number, heldLots: number): Fixed {
     const size = this.deps.findAccount(maker.owner)?.position(maker.market, maker.request.marginMode)?.size ?? 0;
-    return this.fillCost(maker, lots) + (reduces(size, maker.side) ? roundTo(1n, this.deps.settlementDecimals, 'ceil') : 0n);
+    return this.fillCost(maker, lots, heldLots) + (reduces(size, maker.side) ? roundTo(1n, this.deps.settlementDecimals, 'ceil') : 0n);
   }
 
   /**

@@ -226,6 +226,18 @@ export function isolatedInitial(market: LinearMarket, lots: number, mark: Fixed)
 }
 
 /**
+ * What `lots` opened at `price` add to the initial margin of an isolated position holding `heldLots`
+ * on their side: IM(held + lots) − IM(held), both at `price`. The tiers are by position notional, so
+ * a position built from many small fills is allocated what one fill of its whole size would be
+ * (the differences telescope), never each fill's own tier: that would fund a position past a
+ * tier's end at the lower tier's rate, below its maintenance margin.
+ */
+export function isolatedOpening(market: LinearMarket, heldLots: number, lots: number, price: Fixed): Fixed {
+  const after = isolatedInitial(market, heldLots + lots, price);
+  return heldLots === 0 ? after : after - isolatedInitial(market, heldLots, price);
+}
+
+/**
  * The price (ticks) at which `equity` behind position `p` would be gone: mark − equity / size,
  * rounded against the position, never beyond the book's price range. The liquidation ladder's
  * limit, and the bound of every user order that reduces the position (checks.ts): a fill beyond it
