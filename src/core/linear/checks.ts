@@ -166,7 +166,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     ? (anchor === null ? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT) : market.bandLimitTicks(r.side, anchor))
     : priceTicks;
   if (beyond(r.side, limitTicks, bankruptcy)) limitTicks = bankruptcy;
-  const sweep = trigger === null && immediate ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id, c.admits) : null;
+  const sweep = trigger === null && immediate ? sweepEstimate(market, r.side, limitTicks, lots, c.account.id, r.selfTradePrevention, c.admits) : null;
   // An immediate order never rests, so it can only take; a conditional order is taken to take when
   // it fires (a stop-market always does). Either way its fee reserve is the taker's.
   const takes = !r.postOnly && (immediate || trigger !== null || market.book.wouldCross(r.side, priceTicks));
@@ -334,9 +334,12 @@ function estimate(market: LinearMarket, lots: number, mark: Fixed | null): Fixed
   return mark === null ? 0n : (BigInt(lots) * market.units.step * mark) / SCALE;
 }
 
-/** What an immediate order would take from the book now: lots and exact notional, own orders skipped. */
-export function sweepEstimate(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number, admits: MakerAdmission) {
-  const fillable = market.book.fillableLots(side, limitTicks, lots, owner, 'cancel_maker', admits);
+/**
+ * What an immediate order would take from the book now: lots and exact notional. Its own orders are
+ * skipped or end the sweep as its self-trade prevention makes the match do.
+ */
+export function sweepEstimate(market: LinearMarket, side: 0 | 1, limitTicks: number, lots: number, owner: number, stp: SelfTradePrevention, admits: MakerAdmission) {
+  const fillable = market.book.fillableLots(side, limitTicks, lots, owner, stp, admits);
   return { lots: fillable, notional: BigInt(market.book.lastFillableCost) * market.units.notionalUnit };
 }
 

@@ -316,6 +316,29 @@ describe('fees', () => {
     assert.equal(fx(v.balance(A)) - aBefore, 5n * 10n ** 18n, 'the rebate is credited');
     assert.equal(fx(v.system('fees')) - feesBefore, fx(bps('100000', tier.takerBps)) - 5n * 10n ** 18n);
   });
+
+  test('an order whose fills cross a fee tier boundary pays its previewed rate on every fill', () => {
+    const v = new Venue();
+    const next = PERP_FEE_TIERS[1]!;
+    v.fund(A, '1000000');
+    v.fund(B, '1000000');
+    v.fund(C, '1000000');
+    // A's 30-day volume ends 10,000 short of the next tier; its next order's first fill reaches it
+    const short = formatDecimal((next.min30dVolumeUsd - fx('10000')) / 100000n);
+    v.trade(A, C, 'buy', short, '100000');
+    v.order(B, { side: 'sell', qty: '0.5', price: '100000' });
+    v.order(B, { side: 'sell', qty: '0.5', price: '100010' });
+    const order: OrderFields = { side: 'buy', qty: '1', type: 'market' };
+    const preview = v.ex.previewPerpOrder(A, request(order), v.t + 1);
+    assert.equal(preview.feeBps, TIER0.takerBps);
+    const r = v.order(A, order);
+    assert.equal(r.fills.length, 2);
+    for (const f of r.fills) assert.equal(d(f.taker.feeBps), d(TIER0.takerBps), 'the rate the order started with');
+    assert.equal(d(r.fills.reduce((sum, f) => sum + f.taker.fee, 0n)), d(preview.plan!.estFee));
+    // the next order sees the new tier
+    v.order(B, { side: 'sell', qty: '0.1', price: '100000' });
+    assert.equal(d(v.order(A, { side: 'buy', qty: '0.1', type: 'market' }).fills[0]!.taker.feeBps), d(next.takerBps));
+  });
 });
 
 describe('the margin gate', () => {
@@ -629,6 +652,23 @@ describe('self-trade prevention', () => {
       v.ex.linear.markets.get(BTC)!.book.checkInvariants();
     });
   }
+
+  test('the preview of an immediate order sweeps as its mode makes the match: cancel_taker stops at its own order', () => {
+    for (const stp of ['cancel_maker', 'cancel_taker', 'cancel_both'] as const) {
+      const v = new Venue();
+      v.fund(A, '1000000');
+      v.fund(B, '1000000');
+      v.order(B, { side: 'sell', qty: '1', price: '100000' });
+      v.order(A, { side: 'sell', qty: '1', price: '100010' });
+      v.order(B, { side: 'sell', qty: '1', price: '100020' });
+      const order: OrderFields = { side: 'buy', qty: '3', type: 'market', stp };
+      const preview = v.ex.previewPerpOrder(A, request(order), v.t + 1);
+      const r = v.order(A, order);
+      const notional = r.fills.reduce((sum, f) => sum + (f.price * f.quantity) / fx('1'), 0n);
+      assert.equal(d(preview.plan!.notional), d(notional), stp);
+      assert.equal(d(preview.plan!.estFee), d(r.fills.reduce((sum, f) => sum + f.taker.fee, 0n)), stp);
+    }
+  });
 });
 
 describe('isolated margin', () => {

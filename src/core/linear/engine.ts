@@ -100,6 +100,12 @@ export class LinearEngine implements MatchSink {
   readonly markets = new Map<string, LinearMarket>();
   private readonly accounts = new Map<number, LinearAccount>();
   private taker: LinearOrder | null = null;
+  /**
+   * The taker's fee rate, fixed when it starts to match: its fills add to its 30-day volume as they
+   * happen, and an order crossing a tier boundary part-way would otherwise pay two rates, not the
+   * one its preview (and its check's fee reserve) quoted.
+   */
+  private takerBps: Fixed = 0n;
   /** Orders and positions the current command changed: one snapshot each at `flush`. */
   private readonly changes = new CommandChanges<LinearOrder, Position>({
     orderRecord,
@@ -365,6 +371,7 @@ export class LinearEngine implements MatchSink {
     const market = order.market;
     if (r.reduceOnly) this.clipReduceOnly(order);
     this.taker = order;
+    this.takerBps = this.makers.feeRate(order.owner, 'taker');
     if (order.remainingLots > 0) market.book.match(order.side, limitTicks, order.remainingLots, order.owner, r.selfTradePrevention, this);
     this.taker = null;
     this.cash.post('realized_pnl');
@@ -507,7 +514,7 @@ export class LinearEngine implements MatchSink {
     const now = this.deps.now();
     const mode = order.request.marginMode;
     const signed = order.side === BUY ? lots : -lots;
-    const bps = this.makers.feeRate(order.owner, role);
+    const bps = role === 'taker' ? this.takerBps : this.makers.feeRate(order.owner, role);
     const fee = this.deps.fees.fee(notional, bps);
     if (fee !== 0n) this.cash.fee(order.owner, fee);
     // An isolated position pays the fees of fills that reduce it out of its own margin, before the

@@ -115,8 +115,14 @@ export const OrderResultView = Type.Object({
 export const PreviewView = Type.Object({
   notional: Type.String({ description: 'quote currency' }),
   marginRequired: Type.String({ description: 'collateral the order would lock' }),
-  estFee: Type.String(),
-  feeBps: Type.String(),
+  estFee: Type.String({
+    description: 'feeBps on notional, rounded up to the settlement unit once. The order pays it fill by fill, each fill ' +
+      'rounded up on its own, so an order matched in n fills may pay up to n − 1 units (0.000001 USDC each) more',
+  }),
+  feeBps: Type.String({
+    description: 'the rate every fill of the order is charged as taker: fixed when it starts to match, even where its ' +
+      'own fills take its 30-day volume into the next tier (a resting remainder is charged as maker at fill time)',
+  }),
   feeRole: StringEnum(['maker', 'taker'] as const),
   user30dVolume: Type.String(),
   approved: Type.Boolean(),
