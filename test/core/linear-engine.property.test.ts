@@ -11,8 +11,8 @@
  * The oracle is a deliberately naive model: NaiveBook (the book's own test oracle) driven with the
  * same accepted orders, plus signed position sizes, per-order lot accounting and the upkeep the
  * contract promises (reduce-only orders never add to a position: clipped on entry, trimmed as the
- * position shrinks, cancelled when it closes or flips; TP/SL exits sized to the parent's fills,
- * one firing cancels the other). It predicts every rejection code except the margin gate (which
+ * position shrinks, cancelled when it closes or flips; TP/SL exits sized to the lots the parent's
+ * fills open, a new pair once none waits, one firing cancels the other). It predicts every rejection code except the margin gate (which
  * it only bounds: never for reduce-only orders), every fill (maker order, price, lots, in order),
  * every order status and size, the resting book level by level, and every position.
  *
@@ -314,6 +314,8 @@ interface Expectation {
 }
 
 const live = (o: MOrder) => o.status === 'open' || o.status === 'untriggered';
+/** The order has a take-profit or stop-loss exit waiting (else a live one owes the exits it declares). */
+const exitsWaiting = (o: MOrder) => o.exits !== null && o.exits.some((x) => x.status === 'untriggered');
 const NO_BOUND = -1;
 
 class Model implements MatchSink {
@@ -435,7 +437,7 @@ class Model implements MatchSink {
       // the take-profit / stop-loss orders it declared.
       const declared = (o: { request: OrderRequest }) =>
         o.request.reduceOnly ? 0 : [o.request.takeProfitPrice, o.request.stopLossPrice].filter((p) => p !== null).length;
-      const owed = (orders: MOrder[]) => orders.reduce((n, o) => n + (o.exits === null ? declared(o) : 0), 0);
+      const owed = (orders: MOrder[]) => orders.reduce((n, o) => n + (exitsWaiting(o) ? 0 : declared(o)), 0);
       const mine = this.liveOf(acct);
       const inMarket = mine.filter((o) => o.request.marketId === r.marketId);
       const conditional = r.stopPrice !== null;
@@ -658,20 +660,21 @@ class Model implements MatchSink {
     taker.remaining -= lots;
     taker.filled += lots;
     this.fills.push([maker.id, taker.id, priceTicks, lots]);
-    this.settle(maker, lots);
-    this.settle(taker, lots);
+    const makerOpened = this.settle(maker, lots);
+    const takerOpened = this.settle(taker, lots);
     // the upkeep above may already have cancelled a partly filled reduce-only maker
     if (maker.remaining === 0 && live(maker)) this.end(maker, 'filled');
-    this.attachExits(maker, lots);
-    this.attachExits(taker, lots);
+    this.attachExits(maker, makerOpened);
+    this.attachExits(taker, takerOpened);
   }
 
-  /** One side of a fill: position, then the promised reduce-only upkeep. */
-  private settle(o: MOrder, lots: number): void {
+  /** One side of a fill: position, then the promised reduce-only upkeep. Returns the lots it opened or added. */
+  private settle(o: MOrder, lots: number): number {
     const r = o.request;
     const key = `${o.acct}|${r.marketId}|${r.marginMode}`;
     const before = this.positions.get(key) ?? 0;
     const after = before + (r.side === BUY ? lots : -lots);
+    const closed = before !== 0 && (before > 0) !== (r.side === BUY) ? Math.min(Math.abs(before), lots) : 0;
     if (r.reduceOnly) {
       const what = `reduce-only order ${o.id} moved the position ${before} -> ${after}`;
       assert.ok(Math.abs(after) < Math.abs(before), `${what}: it grew`);
@@ -702,13 +705,15 @@ class Model implements MatchSink {
         } else this.cancelOrder(x);
       }
     }
+    return lots - closed;
   }
 
+  /** Exits protect the lots a fill opens: they grow the waiting pair, or start a new one when none waits. */
   private attachExits(parent: MOrder, lots: number): void {
     const r = parent.request;
-    if (r.reduceOnly || (r.takeProfitPrice === null && r.stopLossPrice === null)) return;
-    if (parent.exits !== null) {
-      for (const x of parent.exits) {
+    if (lots === 0 || r.reduceOnly || (r.takeProfitPrice === null && r.stopLossPrice === null)) return;
+    if (exitsWaiting(parent)) {
+      for (const x of parent.exits!) {
         if (x.status !== 'untriggered') continue;
         x.original += lots;
         x.remaining += lots;

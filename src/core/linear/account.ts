@@ -147,15 +147,23 @@ export class LinearAccount {
     if (order.trigger !== null) c.triggers++;
     else if (c.orders - c.triggers === 1) order.market.accountsWithOrders.add(this.id);
     if (order.request.reduceOnly && order.trigger === null) this.liveReduceOnly++;
-    const exits = order.exits === null ? exitsDeclared(order.request) : 0;
-    if (exits > 0) {
-      order.pendingExits = exits;
-      c.pendingExits += exits;
-      this.pendingExits += exits;
-    }
+    if (order.exits === null) this.exitsPending(order);
   }
 
-  /** The order created its exits (its first fill), or ended without: they are no longer pending. */
+  /**
+   * A live order with no exit waiting counts the exits it declares against the limits: its next
+   * opening fill creates them (at placement, and again once the ones it created all ended).
+   */
+  exitsPending(order: LinearOrder): void {
+    const exits = exitsDeclared(order.request);
+    if (exits === 0) return;
+    const c = this.countsOf(order.market);
+    order.pendingExits = exits;
+    c.pendingExits += exits;
+    this.pendingExits += exits;
+  }
+
+  /** The order created its exits (an opening fill), or ended: they are no longer pending. */
   exitsSettled(order: LinearOrder): void {
     if (order.pendingExits === 0) return;
     this.countsOf(order.market).pendingExits -= order.pendingExits;

@@ -583,6 +583,42 @@ describe('take-profit and stop-loss exits', () => {
     assert.deepEqual(exits.map((o) => events.get(String(o.id))?.status), ['cancelled', 'cancelled']);
     assert.deepEqual(v.liveOrders(A), []);
   });
+
+  const waitingExits = (v: Venue) =>
+    v.liveOrders(A).filter((o) => o.status === 'untriggered').map((o) => ({ trigger: d(o.trigger!.price), lots: o.remainingLots }));
+
+  test('an order that closes a short in several fills, then opens a long, protects only the long', () => {
+    const v = new Venue();
+    v.fund(A, '100000');
+    v.fund(B, '100000');
+    v.trade(A, B, 'sell', '1', '100000'); // A short 1
+    v.order(B, { side: 'sell', qty: '0.5', price: '100000' });
+    v.order(B, { side: 'sell', qty: '0.5', price: '100010' });
+    v.order(B, { side: 'sell', qty: '1', price: '100020' });
+    v.order(A, { side: 'buy', qty: '2', price: '100100', tif: 'ioc', tp: '110000', sl: '95000' });
+    assert.equal(v.position(A)?.size, '1');
+    assert.deepEqual(waitingExits(v), [{ trigger: '110000', lots: 10000 }, { trigger: '95000', lots: 10000 }]);
+    assert.deepEqual(v.ex.linear.audit(true), []);
+  });
+
+  test('a resting parent whose position was closed between its fills protects what its next fill opens', () => {
+    const v = new Venue();
+    v.fund(A, '100000');
+    v.fund(B, '100000');
+    v.order(A, { side: 'buy', qty: '2', price: '99990', tp: '110000', sl: '95000' });
+    v.order(B, { side: 'sell', qty: '1', price: '99990', tif: 'ioc' });
+    assert.equal(waitingExits(v).length, 2);
+    v.order(B, { side: 'buy', qty: '1', price: '99995' });
+    ok(v.run({ type: 'perp.close', account: A, close: MARKET_CLOSE }));
+    assert.deepEqual(waitingExits(v), [], 'the close cancelled them');
+    assert.deepEqual(v.ex.linear.audit(true), [], 'the live parent counts its exits as pending again');
+    v.order(B, { side: 'sell', qty: '0.4', price: '99990', tif: 'ioc' });
+    assert.equal(v.position(A)?.size, '0.4');
+    assert.deepEqual(waitingExits(v), [{ trigger: '110000', lots: 4000 }, { trigger: '95000', lots: 4000 }]);
+    v.order(B, { side: 'sell', qty: '0.6', price: '99990', tif: 'ioc' });
+    assert.deepEqual(waitingExits(v), [{ trigger: '110000', lots: 10000 }, { trigger: '95000', lots: 10000 }]);
+    assert.deepEqual(v.ex.linear.audit(true), []);
+  });
 });
 
 describe('stop orders', () => {

@@ -106,6 +106,8 @@ export class LinearEngine implements MatchSink {
    * one its preview (and its check's fee reserve) quoted.
    */
   private takerBps: Fixed = 0n;
+  /** Lots the last movePosition opened or added (its fill's lots less those it closed). */
+  private openedLots = 0;
   /** Orders and positions the current command changed: one snapshot each at `flush`. */
   private readonly changes = new CommandChanges<LinearOrder, Position>({
     orderRecord,
@@ -461,6 +463,7 @@ export class LinearEngine implements MatchSink {
     this.countResting(order);
     if (order.request.clientOrderId !== null) account.clientIds.release(order.request.clientOrderId, order.updatedAt);
     this.changes.orders.add(order);
+    if (order.parent !== null) this.exitEnded(order);
   }
 
   private cancelOrder(order: LinearOrder, status: 'cancelled' | 'expired'): LinearOrder {
@@ -499,14 +502,16 @@ export class LinearEngine implements MatchSink {
     taker.updatedAt = now;
     this.changes.orders.add(maker);
     const makerSide = this.settleSide(maker, 'maker', lots, priceTicks, notional);
+    const makerOpened = this.openedLots;
     const takerSide = this.settleSide(taker, 'taker', lots, priceTicks, notional);
+    const takerOpened = this.openedLots;
     if (maker.remainingLots === 0) this.end(maker, 'filled');
     market.tradedAt(priceTicks, now);
     const fill = fillRecord(this.deps.nextTradeId(), market, priceTicks, lots, taker, makerSide, takerSide, now);
     (taker.takerFills ??= []).push(fill);
     this.deps.emit({ type: 'fill', fill });
-    this.attachExits(maker, lots);
-    this.attachExits(taker, lots);
+    this.attachExits(maker, makerOpened);
+    this.attachExits(taker, takerOpened);
   }
 
   /** Position, realised PnL, fee and volume of one side of a fill: that side of the fill record. */
@@ -562,6 +567,7 @@ export class LinearEngine implements MatchSink {
     market.positionMoves++;
     if (before === 0) position.fundingIndex = market.fundingIndex; // funding accrues from now on
     const effect = position.applyFill(signedLots, priceTicks, now);
+    this.openedLots = Math.abs(signedLots) - effect.closedLots;
     account.totals.get(market.modeKeys[mode])?.positionChanged(); // order margin depends on the position
     market.openInterestLots += Math.max(0, position.size) - Math.max(0, before);
     const realized = effect.realized === 0n ? 0n : roundTo(effect.realized, this.deps.settlementDecimals, 'floor');
@@ -644,10 +650,15 @@ export class LinearEngine implements MatchSink {
 
   // ---- conditional orders ----
 
-  /** Take-profit / stop-loss exits of an opening order grow with each of its fills. */
+  /**
+   * Take-profit / stop-loss exits protect what the order's fills open: a fill's opened lots grow the
+   * exits still waiting, or, when none is (the first such fill; or they fired, were cancelled, or
+   * went with a position that closed or flipped between its fills), start a fresh pair. Lots a fill
+   * closes of an opposite position get none: a reduce-only exit there would add to it.
+   */
   private attachExits(parent: LinearOrder, lots: number): void {
     const r = parent.request;
-    if (r.reduceOnly || (r.takeProfitPrice === null && r.stopLossPrice === null)) return;
+    if (lots === 0 || r.reduceOnly || (r.takeProfitPrice === null && r.stopLossPrice === null)) return;
     if (parent.exits === null) {
       const up = parent.side === BUY;
       const tp = r.takeProfitPrice === null ? null : this.exitOrder(parent, r.takeProfitPrice, up ? 1 : -1, lots);
@@ -666,6 +677,18 @@ export class LinearEngine implements MatchSink {
       child.remainingLots += lots;
       this.changes.orders.add(child);
     }
+  }
+
+  /**
+   * An exit ended. Once none of its pair waits, a parent still live counts its exits as pending
+   * again (against the limits, account.ts exitsPending) and its next opening fill starts a new pair.
+   */
+  private exitEnded(child: LinearOrder): void {
+    const parent = child.parent!;
+    if (parent.exits === null || parent.exits.some((o) => o.status === 'untriggered')) return;
+    parent.exits = null;
+    const account = this.account(parent.owner);
+    if (account.orders.get(parent.id) === parent) account.exitsPending(parent); // live (tracked)
   }
 
   private exitOrder(parent: LinearOrder, price: Fixed, direction: 1 | -1, lots: number): LinearOrder {
@@ -698,6 +721,7 @@ export class LinearEngine implements MatchSink {
       isQuote: false,
       now: this.deps.now(),
     });
+    order.parent = parent;
     this.account(parent.owner).track(order);
     parent.market.untriggered.add(order);
     this.changes.orders.add(order);

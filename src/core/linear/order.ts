@@ -60,7 +60,9 @@ export class LinearOrder extends BookOrder {
   readonly isQuote: boolean;
   /** For take-profit / stop-loss children: the other half of the pair, cancelled when one fires. */
   sibling: LinearOrder | null = null;
-  /** The take-profit / stop-loss exits this order created when it first filled. */
+  /** For take-profit / stop-loss children: the order whose fills they protect. */
+  parent: LinearOrder | null = null;
+  /** The take-profit / stop-loss exits protecting what this order's fills opened (null: none waiting). */
   exits: LinearOrder[] | null = null;
   /** Exits it declares but has not created, counted against its account's limits (account.ts). */
   pendingExits = 0;

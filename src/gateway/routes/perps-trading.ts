@@ -311,7 +311,8 @@ use), so the position's equity always covers it.
 Self-trade prevention (additive field selfTradePrevention): cancel_maker (default: the resting order is cancelled
 and matching continues), cancel_taker, cancel_both. A stopPrice order waits (status untriggered) until the mark
 reaches stopPrice, then runs these checks and executes. takeProfitPrice/stopLossPrice attach reduce-only market
-exits triggered by the mark, sized to what the order filled; one firing cancels the other, and both are
-cancelled when the position closes. Reduce-only orders never exceed the position and reserve no margin: one
+exits triggered by the mark, sized to what the order's fills opened (lots that closed an opposite position get
+none); one firing cancels the other, and both are cancelled when the position closes or flips. Once none of the
+pair waits (fired, cancelled, or gone with the position), the order's next fill that opens starts a new pair. Reduce-only orders never exceed the position and reserve no margin: one
 larger than the position is clipped to it on entry (its quantity is then the clipped size), and a resting one
 shrinks with the position.`;
