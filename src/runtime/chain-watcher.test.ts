@@ -47,18 +47,29 @@ function setUp(name: string) {
     alarm: (message) => alarms.push(message),
   });
   let watcher = newWatcher();
+  /** One watcher pass, as the block listener of a running service would start it. */
+  const pass = async () => {
+    await watcher.poll();
+    await sequencer.drain();
+  };
   const mine = async (blocks: number) => {
     for (let i = 0; i < blocks; i++) {
       now += 1000;
       chain.mineBlock();
-      await watcher.poll();
-      await sequencer.drain();
+      await pass();
+    }
+  };
+  /** Blocks mined while the watcher is held up (a slow journal, a burst of blocks): no pass runs. */
+  const mineUnwatched = (blocks: number) => {
+    for (let i = 0; i < blocks; i++) {
+      now += 1000;
+      chain.mineBlock();
     }
   };
   /** A watcher as a restarted service builds it: it learns what was confirmed from the wallet. */
   const restartWatcher = () => (watcher = newWatcher());
   const coreAlarms = () => events.filter((e) => e.type === 'alarm').map((e) => (e.type === 'alarm' ? e.kind : ''));
-  return { exchange, sequencer, chain, mine, restartWatcher, alarms, coreAlarms, close: () => { chain.stop(); db.close(); } };
+  return { exchange, sequencer, chain, pass, mine, mineUnwatched, restartWatcher, alarms, coreAlarms, close: () => { chain.stop(); db.close(); } };
 }
 
 const A = `0x${'a'.repeat(40)}`;
@@ -127,3 +138,35 @@ test('a withdrawal the hot wallet cannot cover is retried later and later, then 
   assert.equal(v.exchange.wallet.get(id)!.status, 'confirmed', 'paid at the next attempt after the refill');
   v.close();
 });
+
+// Before: later passes scanned a fixed window below the current head and looked at known pending
+// deposits only for `dropped`, so a deposit whose block fell below the window while the watcher
+// was held up stayed pending with its old count, and one mined and buried meanwhile was never seen.
+const STALL_BLOCKS = CONFIRMATIONS + 16 + 10;
+
+test('a pending deposit buried below the scan window while the watcher was held up is still credited', async () => {
+  const v = setUp('stall-pending');
+  const tx = v.chain.deposit(A, fx('100'));
+  await v.mine(1);
+  assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['pending', 1]);
+  v.mineUnwatched(STALL_BLOCKS);
+  await v.pass();
+  assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['confirmed', STALL_BLOCKS + 1]);
+  assert.equal(v.exchange.walletBalances(A).walletBalance, fx('100'));
+  v.close();
+});
+
+test('a deposit mined and buried while the watcher was held up is found and credited', async () => {
+  const v = setUp('stall-new');
+  await v.mine(1); // the first pass (the whole chain) is behind us
+  const tx = v.chain.deposit(A, fx('100'));
+  v.mineUnwatched(STALL_BLOCKS);
+  await v.pass();
+  assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['confirmed', STALL_BLOCKS]);
+  assert.equal(v.exchange.walletBalances(A).walletBalance, fx('100'));
+  v.close();
+});
+
+function depositState(s: { status: string; confirmations: number } | undefined) {
+  return [s?.status, s?.confirmations];
+}

@@ -19,7 +19,8 @@
  * processing asks the chain again and gets the transaction already sent, if any.
  *
  * The first pass after start scans the whole chain (nothing is missed while the process was
- * down); later passes look at the blocks that can still change a pending deposit.
+ * down); later passes scan for new deposits from a little below the head of the last completed
+ * pass (however many blocks came since), and read each pending deposit's transaction directly.
  */
 import type { ChainPort } from '../adapters/chain/port.ts';
 import type { Settlement } from '../core/wallet/wallet.ts';
@@ -41,13 +42,20 @@ export interface ChainWatcherOptions {
 /** The first retry of a payout the hot wallet could not cover waits this long; each next one twice as long. */
 const RETRY_BASE_DELAY_MS = 1000;
 
+/**
+ * Blocks below the confirmation depth that are scanned again for new deposits: a reorg replaces the
+ * newest blocks, and the replacements may carry deposits the core has not seen.
+ */
+const REORG_RESCAN_MARGIN_BLOCKS = 16;
+
 /** What the deep-reorg check reads of a confirmed settlement (the wallet's, or its event's record). */
 type ConfirmedTx = Pick<Settlement, 'id' | 'kind' | 'txHash' | 'amount' | 'walletAddress'>;
 
 export class ChainWatcher {
   private running = false;
   private again = false;
-  private scannedFullChain = false;
+  /** The chain head when the last pass finished its deposits; null until then (the first pass scans the whole chain). */
+  private lastPassHead: number | null = null;
   /** Confirmed payouts already reported as dropped (reported once per withdrawal and process). */
   private readonly reportedPayouts = new Set<string>();
   /**
@@ -88,14 +96,29 @@ export class ChainWatcher {
     }
   }
 
+  /**
+   * New deposits from the blocks that can have changed since the last completed pass, then every
+   * deposit the core is waiting for, read from the chain one by one: a pass that comes late (a
+   * slow journal, a burst of blocks) neither skips a deposit nor leaves one pending.
+   */
   private async syncDeposits(): Promise<void> {
+    const head = this.chain.head();
+    const from = this.lastPassHead === null ? 1 : Math.max(1, Math.min(this.lastPassHead, head) - this.rescanBlocks());
+    await this.observeNewDeposits(from);
+    await this.followOpenDeposits();
+    this.lastPassHead = head;
+  }
+
+  /** Blocks below the last pass's head scanned again: a reorg up to this depth may have added deposits there. */
+  private rescanBlocks(): number {
+    return this.options.depositConfirmations + REORG_RESCAN_MARGIN_BLOCKS;
+  }
+
+  /** Deposits the core has not seen yet (the ones it has are followed by transaction). */
+  private async observeNewDeposits(fromBlock: number): Promise<void> {
     const wallet = this.sequencer.exchange.wallet;
-    const window = this.options.depositConfirmations + 16;
-    const from = this.scannedFullChain ? Math.max(1, this.chain.head() - window) : 1;
-    this.scannedFullChain = true;
-    for (const d of this.chain.depositsSince(from)) {
-      const known = wallet.depositByTx(d.txHash);
-      if (known !== undefined && (known.status !== 'pending' || known.confirmations >= d.confirmations)) continue;
+    for (const d of this.chain.depositsSince(fromBlock)) {
+      if (wallet.depositByTx(d.txHash) !== undefined) continue;
       await this.sequencer.submit({
         type: 'chain.deposit_observed',
         txHash: d.txHash,
@@ -104,9 +127,23 @@ export class ChainWatcher {
         confirmations: d.confirmations,
       });
     }
-    for (const pending of wallet.openDeposits()) {
-      if (pending.txHash !== null && this.chain.txState(pending.txHash).state === 'dropped') {
+  }
+
+  /** Pending deposits: their transaction left the chain, or its confirmation count moved. */
+  private async followOpenDeposits(): Promise<void> {
+    for (const pending of this.sequencer.exchange.wallet.openDeposits()) {
+      if (pending.txHash === null) continue;
+      const tx = this.chain.txState(pending.txHash);
+      if (tx.state === 'dropped') {
         await this.sequencer.submit({ type: 'chain.deposit_reorged', txHash: pending.txHash });
+      } else if (tx.state === 'mined' && tx.confirmations > pending.confirmations) {
+        await this.sequencer.submit({
+          type: 'chain.deposit_observed',
+          txHash: pending.txHash,
+          account: pending.walletAddress,
+          amount: pending.amount,
+          confirmations: tx.confirmations,
+        });
       }
     }
   }
