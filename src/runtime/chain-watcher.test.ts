@@ -167,6 +167,25 @@ test('a deposit mined and buried while the watcher was held up is found and cred
   v.close();
 });
 
+// Before: the count shown never went down (the core kept the highest seen and the watcher reported
+// only higher ones), so a reorg that kept the deposit's block left a count the chain no longer had.
+test('a reorg that keeps a pending deposit\'s block lowers its confirmations; the credit waits for the full depth', async () => {
+  const v = setUp('shallow-reorg');
+  const tx = v.chain.deposit(A, fx('100'));
+  await v.mine(CONFIRMATIONS - 1);
+  assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['pending', CONFIRMATIONS - 1]);
+  v.chain.reorg(1);
+  await v.pass();
+  assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['pending', CONFIRMATIONS - 2]);
+  await v.mine(1);
+  assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['pending', CONFIRMATIONS - 1]);
+  assert.equal(v.exchange.walletBalances(A).walletBalance, 0n);
+  await v.mine(1);
+  assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['confirmed', CONFIRMATIONS]);
+  assert.equal(v.exchange.walletBalances(A).walletBalance, fx('100'));
+  v.close();
+});
+
 function depositState(s: { status: string; confirmations: number } | undefined) {
   return [s?.status, s?.confirmations];
 }

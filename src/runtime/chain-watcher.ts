@@ -1,7 +1,7 @@
 /**
  * Turns what the chain shows into core commands, once per block:
  *   - deposits to our addresses: `chain.deposit_observed` whenever their confirmation count
- *     grows (the core credits once, at the configured depth); deposits the core is waiting for
+ *     changes (the core credits once, at the configured depth); deposits the core is waiting for
  *     whose transaction left the chain: `chain.deposit_reorged`;
  *   - withdrawals: pending -> processing (made durable BEFORE the payout is broadcast) -> sent
  *     (or insufficient_liquidity, retried after a delay that doubles from one second up to
@@ -129,14 +129,14 @@ export class ChainWatcher {
     }
   }
 
-  /** Pending deposits: their transaction left the chain, or its confirmation count moved. */
+  /** Pending deposits: their transaction left the chain, or its confirmation count moved (either way: a reorg can lower it). */
   private async followOpenDeposits(): Promise<void> {
     for (const pending of this.sequencer.exchange.wallet.openDeposits()) {
       if (pending.txHash === null) continue;
       const tx = this.chain.txState(pending.txHash);
       if (tx.state === 'dropped') {
         await this.sequencer.submit({ type: 'chain.deposit_reorged', txHash: pending.txHash });
-      } else if (tx.state === 'mined' && tx.confirmations > pending.confirmations) {
+      } else if (tx.state === 'mined' && tx.confirmations !== pending.confirmations) {
         await this.sequencer.submit({
           type: 'chain.deposit_observed',
           txHash: pending.txHash,

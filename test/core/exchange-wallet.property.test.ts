@@ -152,7 +152,7 @@ class Model {
         const d = this.deposits.get(tx) ?? { status: 'pending' as const, conf: 0 };
         this.deposits.set(tx, d);
         if (d.status !== 'pending') return null;
-        d.conf = Math.max(d.conf, c.confirmations);
+        d.conf = c.confirmations;
         if (d.conf >= CONFIRMATIONS) {
           d.status = 'confirmed';
           account.buckets.wallet += c.amount;

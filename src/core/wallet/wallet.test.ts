@@ -109,15 +109,14 @@ describe('deposits', () => {
     test(`credited exactly once at ${CONFIRMATIONS} confirmations: ${c.name}`, () => {
       const d = new Driver();
       const txHash = d.txHash();
-      let maxSeen = 0;
       c.observations.forEach((confirmations, i) => {
         const { result, events } = d.ok(observe(txHash, ALICE, '25', confirmations));
-        maxSeen = Math.max(maxSeen, confirmations);
         const credited = c.creditAt !== null && i >= c.creditAt;
         assert.equal(result.id, 'dep_1', 'one settlement per transaction');
         assert.equal(result.status, credited ? 'confirmed' : 'pending');
         assert.deepEqual(ledgerTypes(events), i === c.creditAt ? ['deposit', 'deposit'] : []);
-        if (!credited) assert.equal(result.confirmations, maxSeen);
+        // A lower count after a higher one is a reorg that kept the block: shown as the chain has it.
+        if (!credited) assert.equal(result.confirmations, confirmations);
         assert.equal(d.bucket(ALICE, 'wallet'), credited ? fx('25') : 0n);
         const b = d.ex.walletBalances(ALICE);
         assert.equal(b.onchainDepositTotal, credited ? fx('25') : 0n);

@@ -151,7 +151,8 @@ export class Wallet {
   /**
    * The chain adapter saw a deposit transaction with `confirmations` blocks on top of it (1 =
    * just mined). Credits the wallet once, when confirmations reach the configured number.
-   * Repeated observations of the same transaction only update the count.
+   * Repeated observations of the same transaction only update the count, to what the chain shows
+   * now: a reorg that keeps the transaction's block lowers it.
    */
   observeDeposit(obs: { txHash: string; accountId: number; walletAddress: string; amount: Fixed; confirmations: number }): Settlement {
     const now = this.ctx.now();
@@ -161,7 +162,7 @@ export class Wallet {
       this.depositsByTx.set(obs.txHash, settlement);
     }
     if (TERMINAL.has(settlement.status)) return settlement;
-    settlement.confirmations = Math.max(settlement.confirmations, obs.confirmations);
+    settlement.confirmations = obs.confirmations;
     settlement.updatedAt = now;
     if (settlement.confirmations >= this.config.depositConfirmations) {
       const asset = this.config.settlementAsset;
