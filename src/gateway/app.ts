@@ -26,6 +26,7 @@ import Fastify, {
 import type { Settings } from '../config/env.ts';
 import { ApiError, type ErrorBody } from './errors.ts';
 import { createAccessCheck, createIdentityResolver, type Access, type IdentityDeps } from './auth/identity.ts';
+import { clientErrorHandler } from './client-error.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { strictValidatorCompiler } from './validation.ts';
 import { openApiDocument } from './openapi.ts';
@@ -37,6 +38,8 @@ export const SERVER_LIMITS = {
   connectionTimeoutMs: 60_000,
   keepAliveTimeoutMs: 72_000,
   maxParamLength: 200,
+  /** All request headers together (Node's default, stated): more is refused 431 by the parser. */
+  maxHeaderBytes: 16 * 1024,
 } as const;
 
 export type App = FastifyInstance;
@@ -67,6 +70,9 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
     routerOptions: { maxParamLength: SERVER_LIMITS.maxParamLength },
     trustProxy: settings.trustProxy.length > 0 ? [...settings.trustProxy] : false,
     return503OnClosing: true,
+    http: { maxHeaderSize: SERVER_LIMITS.maxHeaderBytes },
+    // Requests the HTTP parser refuses never reach a hook or the error handler (client-error.ts).
+    clientErrorHandler: clientErrorHandler(limiter, SERVER_LIMITS, (): FastifyBaseLogger => app.log),
     // Router-level refusals (a malformed %-escape, an over-long path parameter) skip the hooks and
     // the error handler; without this they answer Fastify's own body, not the envelope.
     frameworkErrors: (error, req, reply) => {

@@ -49,6 +49,16 @@ export class RateLimiter {
     return { allowed: used <= limit, remaining: Math.max(0, limit - used), resetSeconds };
   }
 
+  /**
+   * Counts a request that reached no route (refused by the HTTP parser, no credential read) on its
+   * peer's anonymous budget; returns what the headers should say. Nothing is refused here.
+   */
+  takeAnonymous(ip: string): { limit: number; remaining: number; resetSeconds: number } {
+    const limit = this.settings.anonymousPerWindow;
+    const { remaining, resetSeconds } = this.take(`ip:${ip}`, limit);
+    return { limit, remaining, resetSeconds };
+  }
+
   hook() {
     return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const address = req.identity?.address;

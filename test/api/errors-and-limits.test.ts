@@ -10,6 +10,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { TypedApp } from '../../src/gateway/app.ts';
 import {
@@ -77,6 +78,32 @@ function assertLimitHeaders(reply: Reply, limit?: number, maxResetSeconds = 10):
   if (limit !== undefined) assert.equal(Number(l), limit);
   assert.ok(Number(r) <= Number(l));
   assert.ok(Number(reset) >= 0 && Number(reset) <= maxResetSeconds, `X-RateLimit-Reset ${reset}`);
+}
+
+/**
+ * Sends `request` as written over a fresh TCP connection and parses the one response the server
+ * sends before closing it (fetch cannot send a malformed request line or header).
+ */
+function rawHttp(url: string, request: string): Promise<Reply> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.setTimeout(5_000, () => socket.destroy(new Error('no response within 5 s')));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
+      const headers = new Headers(lines.map((line) => {
+        const colon = line.indexOf(':');
+        return [line.slice(0, colon).trim(), line.slice(colon + 1).trim()] as [string, string];
+      }));
+      const body = text.slice(split + 4);
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: body === '' ? body : JSON.parse(body) });
+    });
+  });
 }
 
 /** Parses `printRoutes` into "METHOD /path" entries (HEAD routes are Fastify's automatic ones). */
@@ -332,6 +359,29 @@ describe('the main service', () => {
       assert.equal(reply.status, 200, JSON.stringify(reply.body));
       assert.equal(Number(reply.body.perpsBalance), Number(before.perpsBalance) + 1);
       assert.equal((await transfer({ from: 'perps', to: 'wallet', amount: '1' })).status, 200);
+    });
+  });
+
+  // Before: Node's HTTP parser refusals went to Fastify's default client-error handler, which
+  // answered `{ error: "Bad Request", message, statusCode }` without X-Api-Version or X-RateLimit-*.
+  describe('requests the HTTP parser refuses (no route ever runs)', () => {
+    const refused: [string, string, number][] = [
+      ['request headers over the size limit', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+      ['a malformed request line', 'GARBAGE\r\n\r\n', 400],
+      ['a non-numeric Content-Length', 'POST /auth/nonce HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}', 400],
+    ];
+    for (const [name, request, status] of refused) {
+      test(`${name}: ${status} VALIDATION_ERROR envelope with the usual headers, connection closed`, async () => {
+        const reply = await rawHttp(svc.url, request);
+        assertEnvelope(reply, status, 'VALIDATION_ERROR');
+        assertLimitHeaders(reply, 1_000_000);
+        assert.equal(reply.headers.get('connection'), 'close');
+      });
+    }
+
+    test('the service still answers on a new connection afterwards', async () => {
+      await rawHttp(svc.url, 'GARBAGE\r\n\r\n');
+      assert.equal((await call(svc.url, '/health')).status, 200);
     });
   });
 
