@@ -5,7 +5,8 @@
  * through the instrument's clearing account (rounding residue to insurance), positions close with
  * their PnL against the premium, and the instrument leaves the listing. Without a fresh index
  * inside the window nothing settles (the instruments stay `settling`); a short that cannot pay is
- * made whole by the insurance fund and its now unfunded option buys are cancelled.
+ * made whole by the insurance fund and its now unfunded option buys are cancelled, but one that
+ * receives on another instrument of the expiry pays from that first (the fund covers a net deficit).
  *
  * How: test/support/clob-venue.ts (real configuration, invariants after every command).
  */
@@ -153,5 +154,37 @@ describe('a short that cannot pay', () => {
     assert.equal(cancelled?.type === 'order' && cancelled.order.status, 'cancelled');
     assert.equal(cancelled?.type === 'order' && cancelled.order.rejectReason, 'INSUFFICIENT_MARGIN');
     assert.equal(v.locked(B, 'options'), '0');
+  });
+
+  test('an account paying on one instrument and receiving more on another of the expiry pays from its receipt, not the fund', () => {
+    // A put spread, short 98 000 and long 100 000 (listed in that order, so the short leg settles
+    // first), settling at 60 000: U owes 38 000 and receives 40 000, net +2 000 on 18 940.
+    const { v } = venue(null);
+    const U = addr(0xd);
+    v.fund(U, '20000', 'options');
+    for (const who of [A, B]) v.fund(who, '100000', 'options');
+    const p98 = v.option('BTC', 'put', '98000');
+    const p100 = v.option('BTC', 'put', '100000');
+    v.order(A, { market: p98, side: 'buy', qty: '1', price: '1000' });
+    v.order(U, { market: p98, side: 'sell', qty: '1', price: '1000', tif: 'ioc' });
+    v.order(B, { market: p100, side: 'sell', qty: '1', price: '2000' });
+    v.order(U, { market: p100, side: 'buy', qty: '1', price: '2000', tif: 'ioc' });
+    const far = v.option('BTC', 'call', '120000', 5);
+    const bid = v.order(U, { market: far, side: 'buy', qty: '1', price: '1000' });
+    v.index('BTC', '60000', E - 40 * MIN);
+    for (const t of [E - 30 * MIN, E - 20 * MIN, E - 10 * MIN]) v.tick(t);
+    const u = fx(v.balance(U, 'options'));
+    const ins = fx(v.system('insurance'));
+    const out = v.run({ type: 'clock.tick' }, E);
+    assert.ok(out.ok);
+    assert.equal(fx(v.balance(U, 'options')) - u, fx('2000'), 'U is paid its net payoff');
+    assert.equal(fx(v.system('insurance')), ins, 'the fund pays no shortfall for a net-positive account');
+    assert.equal(out.events.some((e) => e.type === 'ledger' && e.entry.type === 'insurance_fund'), false);
+    assert.equal(out.events.some((e) => e.type === 'order' && e.order.id === bid.order.id), false, 'its funded buy stays');
+    assert.equal(v.clob.findAccount(v.id(U))!.orders.size, 1);
+    const pnl = out.events.flatMap((e) => (e.type === 'position' && e.position.accountId === v.id(U)
+      ? [[e.position.marketId, d(e.position.realizedPnl)]]
+      : []));
+    assert.deepEqual(Object.fromEntries(pnl), { [p98]: '-37000', [p100]: '38000' }, 'each leg closes at its own payoff');
   });
 });

@@ -13,8 +13,14 @@
  *  3. Each position is paid max(S−K, 0) (call) or max(K−S, 0) (put) per contract: shorts pay and
  *     longs receive through the instrument's clearing account (money-moves.ts), positions close
  *     with their PnL against the premium basis, and the instrument leaves the listing.
- *  4. A short whose payment leaves its options balance below what its resting option buys hold
- *     has those buys cancelled (reason INSUFFICIENT_MARGIN), so a hold never exceeds its funds.
+ *  4. Only once every instrument settling in the tick is posted, the insurance fund covers an
+ *     account left with a negative options balance, once: an account pays what it owes on one
+ *     instrument from what it receives on another (a spread), and the fund pays only a net deficit.
+ *     Covering per instrument would let a net-positive spread keep both its long payoff and the
+ *     fund's top-up of its short leg.
+ *  5. An account that paid on net and whose options balance is now below what its resting option
+ *     buys hold has those buys cancelled (reason INSUFFICIENT_MARGIN), so a hold never exceeds its
+ *     funds.
  * Tested in expiry.test.ts with the clock driven across expiries.
  */
 import { BUY } from '../book/order-book.ts';
@@ -22,7 +28,7 @@ import { divRound, type Fixed } from '../money.ts';
 import type { ClobEngine } from './engine.ts';
 import { intrinsic } from './margin.ts';
 import type { ClobMarket } from './market.ts';
-import { postSettlement } from './money-moves.ts';
+import { coverShortfalls, postPayoffs } from './money-moves.ts';
 import type { ClobOrder } from './order.ts';
 import { reportPnl } from './records.ts';
 
@@ -42,6 +48,8 @@ export function observeWindows(engine: ClobEngine, now: number): void {
 }
 
 export function settleDue(engine: ClobEngine, now: number): void {
+  /** Net amount each account was paid (negative: paid out) in this tick's settlements. */
+  const net = new Map<number, Fixed>();
   for (const [expiry, markets] of [...engine.byExpiry]) {
     if (expiry > now) continue;
     for (const m of markets) if (m.status === 'open') expireMarket(engine, m);
@@ -54,12 +62,15 @@ export function settleDue(engine: ClobEngine, now: number): void {
       if (!twaps.has(u)) twaps.set(u, seen ? engine.deps.index.twap(u, from, expiry) : null);
       const twap = twaps.get(u)!;
       if (twap === null) left.push(m);
-      else settleMarket(engine, m, twap, now);
+      else for (const [id, amount] of settleMarket(engine, m, twap, now)) net.set(id, (net.get(id) ?? 0n) + amount);
     }
     for (const u of twaps.keys()) if (twaps.get(u) !== null) engine.windowSeen.delete(`${u}|${expiry}`);
     if (left.length === 0) engine.byExpiry.delete(expiry);
     else engine.byExpiry.set(expiry, left);
   }
+  if (net.size === 0) return;
+  coverShortfalls(engine.postingContext(), net.keys());
+  for (const [accountId, amount] of net) if (amount < 0n) cancelUnfundedBuys(engine, accountId);
 }
 
 function expireMarket(engine: ClobEngine, m: ClobMarket): void {
@@ -69,7 +80,8 @@ function expireMarket(engine: ClobEngine, m: ClobMarket): void {
   m.status = 'settling';
 }
 
-function settleMarket(engine: ClobEngine, m: ClobMarket, settlementPrice: Fixed, now: number): void {
+/** Posts an instrument's payoffs and closes its positions; returns the amounts posted per account. */
+function settleMarket(engine: ClobEngine, m: ClobMarket, settlementPrice: Fixed, now: number): Map<number, Fixed> {
   const payoff = intrinsic(m.option!, settlementPrice);
   const amounts = new Map<number, Fixed>();
   for (const [accountId, p] of m.positions) {
@@ -77,7 +89,7 @@ function settleMarket(engine: ClobEngine, m: ClobMarket, settlementPrice: Fixed,
     const value = payoff * m.units.size(Math.abs(p.size));
     amounts.set(accountId, p.size > 0 ? divRound(value, SCALE, 'floor') : -divRound(value, SCALE, 'ceil'));
   }
-  const posted = postSettlement(engine.postingContext(), m.spec.id, amounts);
+  const posted = postPayoffs(engine.postingContext(), m.spec.id, amounts);
   for (const [accountId, p] of [...m.positions]) {
     if (p.size === 0) continue;
     p.realizedPnl += reportPnl((posted.get(accountId) ?? 0n) - p.cost, engine.settlementDecimals);
@@ -89,7 +101,7 @@ function settleMarket(engine: ClobEngine, m: ClobMarket, settlementPrice: Fixed,
   }
   m.status = 'expired';
   engine.markets.delete(m.spec.id);
-  for (const [accountId, amount] of posted) if (amount < 0n) cancelUnfundedBuys(engine, accountId);
+  return posted;
 }
 
 function cancelUnfundedBuys(engine: ClobEngine, accountId: number): void {

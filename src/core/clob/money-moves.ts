@@ -8,11 +8,12 @@
  *  - fees: one `trade_fee` transaction for the fees charged on a fill (to the `fees` account) and
  *    one `fee_rebate` for negative ones (from it).
  *  - settlement (`settlement`): shorts pay and longs receive the option payoff through the
- *    instrument's `clearing:<id>` account; what remains in it after rounding goes to insurance,
- *    and a short that cannot pay in full is made whole by the insurance fund, so no user bucket
- *    ends negative.
+ *    instrument's `clearing:<id>` account; what remains in it after rounding goes to insurance.
+ *    Once every instrument settling in the tick is posted, an account left negative (net across
+ *    them) is made whole by the insurance fund, so no user bucket ends negative.
  * Tested through the engine tests (ledger sums to zero per asset after every command).
  */
+import { fail } from '../assert.ts';
 import { divRound, unitOf, type Fixed } from '../money.ts';
 import { postFees } from '../ledger/fee-postings.ts';
 import { systemAccount, userAccount, type Bucket, type Ledger, type LedgerLine } from '../ledger/ledger.ts';
@@ -67,16 +68,18 @@ export function postFillFees(
 }
 
 /**
- * Settles an instrument: `amounts` are signed exact payoffs per account (long > 0, short < 0).
- * Shorts pay rounded up, longs receive rounded down, through `clearing:<instrument>`; the residue
- * goes to insurance and any short left negative is covered by insurance. Returns the posted amounts.
+ * Posts an instrument's settlement: `amounts` are signed exact payoffs per account (long > 0,
+ * short < 0). Shorts pay rounded up, longs receive rounded down, through `clearing:<instrument>`;
+ * the residue goes to insurance, leaving the clearing account at zero. A short may be left
+ * negative here: coverShortfalls runs once every instrument settling in the tick is posted, so an
+ * account's receipts on one instrument pay what it owes on another before the fund does.
+ * Returns the posted amounts.
  */
-export function postSettlement(
+export function postPayoffs(
   c: PostingContext, instrument: string, amounts: ReadonlyMap<number, Fixed>,
 ): Map<number, Fixed> {
   const asset = c.settlementAsset;
   const clearing = systemAccount(`clearing:${instrument}`, asset);
-  const insurance = systemAccount('insurance', asset);
   const posted = new Map<number, Fixed>();
   const lines: LedgerLine[] = [];
   let sum = 0n;
@@ -91,15 +94,28 @@ export function postSettlement(
   if (lines.length === 0) return posted;
   lines.push({ account: clearing, delta: -sum });
   c.ledger.post('settlement', lines, c.at, { ref: instrument });
+  // Shorts round up and longs down, so the clearing account can only be left holding money.
   const residue = c.ledger.balance(clearing);
+  if (residue < 0n) fail(`settlement of ${instrument} paid out ${-residue} more than it collected`);
   if (residue > 0n) {
+    const insurance = systemAccount('insurance', asset);
     c.ledger.move('insurance_fund', clearing, insurance, residue, c.at, { ref: `settlement:${instrument}` });
   }
-  for (const accountId of posted.keys()) {
+  return posted;
+}
+
+/**
+ * Makes whole from the insurance fund every account of `accountIds` whose options balance a
+ * settlement left negative (ref `shortfall:settlement`), so no user bucket ends negative. Called
+ * once per tick after all of its settlement postings: the fund pays only an account's net deficit.
+ */
+export function coverShortfalls(c: PostingContext, accountIds: Iterable<number>): void {
+  const asset = c.settlementAsset;
+  const insurance = systemAccount('insurance', asset);
+  for (const accountId of accountIds) {
     const user = userAccount(accountId, 'options', asset);
     const balance = c.ledger.balance(user);
     if (balance >= 0n) continue;
-    c.ledger.move('insurance_fund', insurance, user, -balance, c.at, { ref: `shortfall:${instrument}` });
+    c.ledger.move('insurance_fund', insurance, user, -balance, c.at, { ref: 'shortfall:settlement' });
   }
-  return posted;
 }
