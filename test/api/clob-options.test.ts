@@ -266,6 +266,24 @@ describe('quotes and market-maker protection', () => {
     ok(await post(base, mm, '/orders/cancel-all'));
   });
 
+  test('a ladder level may carry the contract\'s marginMode; only cross applies, isolated is that level\'s rejection', async () => {
+    const [mm] = await clobTraders(base, 1, { options: '200000' }) as [Trader];
+    const out = ok(await post(base, mm, '/options/quotes/bulk', {
+      marketId: put95,
+      quotes: [
+        { side: 'buy', price: '20', quantity: '1', marginMode: 'cross' },
+        { side: 'buy', price: '10', quantity: '1', marginMode: 'isolated' },
+      ],
+    }));
+    assert.equal(out.orders.length, 1);
+    assert.equal(out.orders[0].marginMode, 'cross');
+    assert.deepEqual(
+      out.rejected.map((r: { index: number; error: string }) => [r.index, r.error]),
+      [[1, 'VALIDATION_ERROR']],
+    );
+    ok(await post(base, mm, '/orders/cancel-all'));
+  });
+
   test('a trip cancels the quotes and refuses new ones until reset', async () => {
     const [mm, taker] = await clobTraders(base, 2, { options: '200000' }) as [Trader, Trader];
     const set = ok(await post(

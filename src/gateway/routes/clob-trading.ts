@@ -259,8 +259,9 @@ like a new order; post-only is refused with POST_ONLY_WOULD_CROSS). Increases pa
 account's; 409 CONFLICT when the order no longer rests.`;
 
 const BULK_DESCRIPTION = `Levels are placed in order as one sequenced command. A level that fails its
-checks (e.g. POST_ONLY_WOULD_CROSS, INSUFFICIENT_MARGIN) is listed in \`rejected\` with its index; the
-other levels stand. \`cancelAll\` cancels every resting order the caller placed through a quote endpoint
+checks (e.g. POST_ONLY_WOULD_CROSS, INSUFFICIENT_MARGIN, or VALIDATION_ERROR for \`marginMode\`
+\`isolated\`: spot and options are cross only) is listed in \`rejected\` with its index; the other
+levels stand. \`cancelAll\` cancels every resting order the caller placed through a quote endpoint
 on this market before the ladder is placed; no reader, stream or match sees the book between the two.
 The client ids of the quotes a replace cancels pass to the new levels that reuse them (a retried or
 repeated ladder with fixed ids replaces itself; elsewhere an id stays reserved for 24 hours). Refused whole with 422 MMP_TRIGGERED while market-maker protection is frozen for the underlying, and

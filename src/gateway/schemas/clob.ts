@@ -69,6 +69,12 @@ export const ClobQuoteLevel = Type.Object(
     timeInForce: Type.Optional(TifSchema),
     postOnly: Type.Optional(Type.Boolean()),
     reduceOnly: Type.Optional(Type.Boolean()),
+    // The contract's ladder entry carries it (as the perp one): accepted so a shared client's
+    // ladder is not refused whole; the engine's shape check refuses anything but cross per level.
+    marginMode: Type.Optional(StringEnum(['isolated', 'cross'] as const, {
+      description: 'default cross, the only mode of spot and options: a level with isolated is listed in '
+        + '`rejected` with VALIDATION_ERROR, the other levels stand',
+    })),
   },
   { additionalProperties: false },
 );
