@@ -191,6 +191,7 @@ export class Exchange {
       // Option marks and Greeks come from the option board once it is wired in; until then none
       // (the engine then margins on its conservative risk price and MMP counts quantity only).
       optionMark: () => null,
+      heldMark: () => null,
       optionGreeks: () => null,
     });
     this.registerHolds('spot', spotHolds(this.clob));
@@ -208,6 +209,7 @@ export class Exchange {
     });
     this.clob.usePricing({
       optionMark: (id, now) => this.board.mark(id, now)?.mark ?? null,
+      heldMark: (id) => this.board.heldMark(id),
       optionGreeks: (id, now) => {
         const row = this.board.mark(id, now);
         if (row === null || row.delta === null || row.vega === null) return null;

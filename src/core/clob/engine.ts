@@ -62,11 +62,16 @@ export interface ClobDeps {
   emit(event: ExchangeEvent): void;
   /** The option's mark from the pricing layer (fitted surface), or null when it has none. */
   optionMark(instrumentId: string, now: number): Fixed | null;
+  /**
+   * The last mark the pricing layer fitted for the option, however old (null when it never had
+   * one): what margin values a short at while no fresh mark is served. Risk only, never displayed.
+   */
+  heldMark(instrumentId: string): Fixed | null;
   optionGreeks(instrumentId: string, now: number): OptionGreeks | null;
 }
 
 /** Option marks and Greeks (the option board, once wired in). */
-export type OptionPricing = Pick<ClobDeps, 'optionMark' | 'optionGreeks'>;
+export type OptionPricing = Pick<ClobDeps, 'optionMark' | 'heldMark' | 'optionGreeks'>;
 
 export interface ClobCancelFilter {
   readonly marketId?: string;
@@ -154,6 +159,10 @@ export class ClobEngine implements MatchSink, ClobEnv {
 
   optionMark(instrumentId: string, now: number): Fixed | null {
     return this.pricing.optionMark(instrumentId, now);
+  }
+
+  heldMark(instrumentId: string): Fixed | null {
+    return this.pricing.heldMark(instrumentId);
   }
 
   optionGreeks(instrumentId: string, now: number): OptionGreeks | null {

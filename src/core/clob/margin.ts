@@ -6,11 +6,15 @@
  *     short put   IM = max(max(imBase·S − OTM, imFloor·S) + mark, MM)  MM = max(mm·S, mm·mark) + mark
  * Long options need no margin: their premium (and fee) is paid up front.
  *
- * The risk price of an option is its mark when the pricing layer supplies one; without a mark it
- * is valued, for risk only and never displayed as a mark, at max(intrinsic, best bid, last trade),
- * which can only overstate what a short must hold. S is the fresh index, or while the index is
- * stale the last price any input gave (an option listed once had an index). Amounts for a number
- * of lots are rounded once, up, to the settlement asset's precision. Tested in options.test.ts.
+ * The risk price of an option is its mark when the pricing layer supplies one. Without a fresh
+ * mark it is valued, for risk only and never displayed as a mark, at max(intrinsic, the last mark
+ * the pricing layer fitted for it), or, for an option it never marked, max(intrinsic, best bid).
+ * Never at the last trade nor, once marked, at a bid: a wash print or a small bid far from value
+ * would set the margin of every short on the instrument at its author's cost of two fees (audit
+ * defect 4). Intrinsic at the current S is the floor, as for an empty book. S is the fresh index,
+ * or while the index is stale the last price any input gave (an option listed once had an index).
+ * Amounts for a number of lots are rounded once, up, to the settlement asset's precision. Tested
+ * in options.test.ts.
  */
 import { divRound, mul, unitOf, type Fixed } from '../money.ts';
 import type { ClobMarket, OptionTerms } from './market.ts';
@@ -48,12 +52,13 @@ export function forLots(market: ClobMarket, perContract: Fixed, lots: number, de
   return divRound(perContract * market.units.size(lots), SCALE * unit, 'ceil') * unit;
 }
 
-/** The risk price of an option when no mark is available: max(intrinsic, best bid, last trade). */
-export function fallbackRiskPrice(market: ClobMarket, spot: Fixed): Fixed {
-  let v = intrinsic(market.option!, spot);
-  const bid = market.bestBid();
-  if (bid !== null && bid > v) v = bid;
-  const last = market.lastTrade?.price ?? null;
-  if (last !== null && last > v) v = last;
-  return v;
+/**
+ * The risk price of an option when no fresh mark is served: max(intrinsic, `held`), the last mark
+ * the pricing layer fitted, or max(intrinsic, best bid) for an option it never marked. The last
+ * trade never counts: two colluding accounts print one at any price for two fees.
+ */
+export function fallbackRiskPrice(market: ClobMarket, spot: Fixed, held: Fixed | null): Fixed {
+  const floor = intrinsic(market.option!, spot);
+  const input = held ?? market.bestBid();
+  return input !== null && input > floor ? input : floor;
 }

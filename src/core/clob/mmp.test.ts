@@ -136,7 +136,7 @@ describe('market-maker protection', () => {
 
   test('the delta limit counts signed contracts x delta; frozenMs 0 holds until a reset', () => {
     const { v, call } = venue({ quantityLimit: fx('10'), deltaLimit: fx('0.4'), frozenMs: 0 });
-    v.usePricing({ optionMark: () => null, optionGreeks: () => ({ delta: fx('0.5'), vega: fx('60') }) });
+    v.usePricing({ optionMark: () => null, heldMark: () => null, optionGreeks: () => ({ delta: fx('0.5'), vega: fx('60') }) });
     assert.ok(quote(
       v,
       call,

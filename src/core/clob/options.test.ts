@@ -3,8 +3,8 @@
  * ladder (ids, strike spacing by tenor, nothing listed without an index, ladders fixed at listing
  * time); premium and fee flows between the options buckets; the fee cap at 12.5 % of the premium;
  * the buy hold (premium plus capped fee); standard short margin (mechanics.md 3.6 vectors, the
- * gate at its exact edge and one step beyond, marks from the pricing layer, the conservative risk
- * price without one); reduce-only; static price bounds; MARKET_CLOSED at expiry; realised PnL;
+ * gate at its exact edge and one step beyond, marks from the pricing layer, the risk price without
+ * one: the held last mark, else max(intrinsic, best bid), never a trade); reduce-only; static price bounds; MARKET_CLOSED at expiry; realised PnL;
  * what may leave the options bucket.
  *
  * How: test/support/clob-venue.ts (real configuration, explicit times, invariants after every
@@ -171,12 +171,12 @@ describe('short margin', () => {
     v.fund(B, '100000', 'options');
     v.order(B, { market: put, side: 'sell', qty: '1', price: '500' });
     assert.equal(v.locked(B, 'options'), '10000'); // max(15 000 − 8 000, 10 000)
-    v.usePricing({ optionMark: (id) => (id === call ? fx('1612.5') : null), optionGreeks: () => null });
+    v.usePricing({ optionMark: (id) => (id === call ? fx('1612.5') : null), heldMark: () => null, optionGreeks: () => null });
     v.order(B, { market: call, side: 'sell', qty: '2', price: '3000' });
     assert.equal(v.locked(B, 'options'), formatDecimal(fx('10000') + 2n * fx('16612.5')));
   });
 
-  test('without a mark a short is valued at max(intrinsic, best bid, last trade)', () => {
+  test('never marked, a short is valued at max(intrinsic, best bid); a trade, however small, does not count', () => {
     const v = venue();
     const call = v.option('BTC', 'call', '95000'); // 5 000 in the money
     v.fund(A, '100000', 'options');
@@ -190,6 +190,42 @@ describe('short margin', () => {
     assert.equal(v.locked(A, 'options'), formatDecimal(fx('2900') + fx('362.5')));
   });
 
+  test('a 0.01-contract wash print far from value leaves other shorts\' margin where it was', () => {
+    const v = venue();
+    const call = v.option('BTC', 'call', '108000'); // out of the money: intrinsic 0
+    const [X, Y] = [addr(0xe1), addr(0xe2)];
+    for (const who of [A, B, X, Y]) v.fund(who, '50000', 'options');
+    v.order(B, { market: call, side: 'sell', qty: '1', price: '300' });
+    v.order(A, { market: call, side: 'buy', qty: '1', price: '300', tif: 'ioc' });
+    const before = [v.locked(B, 'options'), v.available(B, 'options')];
+    assert.equal(before[0], '10000'); // max(15 000 − 8 000, 10 000) + 0
+    v.order(X, { market: call, side: 'sell', qty: '0.01', price: '99000' });
+    v.order(Y, { market: call, side: 'buy', qty: '0.01', price: '99000', tif: 'ioc' });
+    assert.equal(v.clob.markets.get(call)!.lastTrade?.price, fx('99000'));
+    assert.deepEqual([v.locked(B, 'options'), v.available(B, 'options')], before);
+  });
+
+  test('once the pricing layer has marked an option, a lapsed mark is held: bids and trades no longer count', () => {
+    const v = venue();
+    const call = v.option('BTC', 'call', '100000');
+    v.fund(B, '100000', 'options');
+    v.fund(C, '200000', 'options');
+    let fresh = true;
+    v.usePricing({
+      optionMark: (id) => (fresh && id === call ? fx('1612.5') : null),
+      heldMark: (id) => (id === call ? fx('1612.5') : null),
+      optionGreeks: () => null,
+    });
+    v.order(B, { market: call, side: 'sell', qty: '1', price: '3000' });
+    assert.equal(v.locked(B, 'options'), '16612.5');
+    fresh = false; // e.g. the index went stale: the board serves no mark
+    v.order(C, { market: call, side: 'buy', qty: '0.01', price: '99000' });
+    assert.equal(v.locked(B, 'options'), '16612.5', 'valued at the held mark, not the 99 000 bid');
+    v.index('BTC', '120000');
+    // intrinsic 20 000 now exceeds the held mark: max(18 000, 12 000) + 20 000
+    assert.equal(v.locked(B, 'options'), '38000');
+  });
+
   test('a long needs only its premium and fee; a transfer out cannot take margin in use', () => {
     const v = venue();
     const call = v.option('BTC', 'call', '100000');
@@ -199,16 +235,16 @@ describe('short margin', () => {
     v.order(B, { market: call, side: 'sell', qty: '1', price: '2000' });
     v.order(A, { market: call, side: 'buy', qty: '1', price: '2000', tif: 'fok' });
     assert.equal(v.balance(A, 'options'), '0.0002');
-    // B: 21 990 with IM 15 000 + last 2 000 = 17 000 in use.
+    // B: 21 990 with IM 15 000 in use (no mark, no bid; the last trade does not count).
     const out = v.run({
       type: 'wallet.transfer',
       account: B,
       from: 'options',
       to: 'wallet',
-      amount: fx('4990.000001'),
+      amount: fx('6990.000001'),
     });
     assert.equal(code(out), 'INSUFFICIENT_BALANCE');
-    v.ok({ type: 'wallet.transfer', account: B, from: 'options', to: 'wallet', amount: fx('4990') });
+    v.ok({ type: 'wallet.transfer', account: B, from: 'options', to: 'wallet', amount: fx('6990') });
   });
 });
 

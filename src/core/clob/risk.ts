@@ -29,6 +29,7 @@ export interface RiskSource {
   /** The fresh index, else the last price any input gave; null when never priced. */
   riskSpot(underlying: string, now: number): Fixed | null;
   optionMark(instrumentId: string, now: number): Fixed | null;
+  heldMark(instrumentId: string): Fixed | null;
 }
 
 export interface OptionFunds {
@@ -71,11 +72,12 @@ export function immediateBuyBound(cost: Fixed, lots: number, feeBound: Fixed, de
   return ceilAt(cost, decimals) + ceilAt(feeBound, decimals) + 2n * BigInt(lots) * unit;
 }
 
-/** The option's risk price now (mark, else the conservative fallback); null without any spot. */
+/** The option's risk price now (mark, else the fallback of margin.ts); null without any spot. */
 export function optionRiskPrice(src: RiskSource, market: ClobMarket, now: number): Fixed | null {
   const spot = src.riskSpot(market.underlying, now);
   if (spot === null) return null;
-  return src.optionMark(market.spec.id, now) ?? fallbackRiskPrice(market, spot);
+  const id = market.spec.id;
+  return src.optionMark(id, now) ?? fallbackRiskPrice(market, spot, src.heldMark(id));
 }
 
 /** Initial and maintenance margin per short contract now; null without any spot. */

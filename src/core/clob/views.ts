@@ -97,7 +97,7 @@ export interface OptionPositionView extends PositionRecord {
   readonly strike: Fixed;
   readonly optionType: OptionType;
   readonly markPrice: Fixed | null;
-  /** What margin values the option at (mark, else max(intrinsic, best bid, last)). */
+  /** What margin values the option at (mark, else margin.ts fallbackRiskPrice). */
   readonly riskPrice: Fixed | null;
   readonly unrealizedPnl: Fixed | null;
   /** Position Greeks (per-contract Greeks x signed contracts), null without Greeks. */

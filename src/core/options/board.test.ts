@@ -46,14 +46,14 @@ function world(opts: { svi: SviParams | ((T: number) => SviParams); F: number; e
     };
     for (const K of strikes) for (const t of ['call', 'put'] as const) instruments.push(instrument(expiry, K, t, quote));
   }
-  const index = opts.index === undefined ? opts.F : opts.index;
+  let index = opts.index === undefined ? opts.F : opts.index;
   const inputs: BoardInputs = {
     instruments: () => instruments,
     index: () => (index === null ? null : { price: fx(String(index)), sourceTs: NOW - 500 }),
     futureMark: (_u, expiry) => (opts.future ? { price: fromFloat(opts.F, 1, 'halfUp')!, marketId: `BTC-F-${expiry}` } : null),
     futureId: (_u, expiry) => `BTC-F-${expiry}`,
   };
-  return { board: new OptionBoard(inputs), instruments };
+  return { board: new OptionBoard(inputs), instruments, setIndex: (v: number | null) => { index = v; } };
 }
 
 const SVI: SviParams = { a: 0.004, b: 0.03, rho: -0.3, m: 0.02, sigma: 0.15 };
@@ -113,6 +113,18 @@ describe('option board', () => {
     board.recompute('BTC', NOW);
     assert.ok(board.mark(instruments[0]!.id, NOW + 1000) !== null);
     assert.equal(board.mark(instruments[0]!.id, NOW + 60_000), null);
+  });
+
+  test('the last fitted mark is held for margin across recomputes that have none', () => {
+    const { board, instruments, setIndex } = world({ svi: SVI, F: 100_000, expiries: [NOW + 30 * DAY], future: true });
+    const id = instruments[0]!.id;
+    assert.equal(board.heldMark(id), null, 'never fitted');
+    board.recompute('BTC', NOW);
+    const fitted = board.mark(id, NOW)!.mark;
+    setIndex(null); // the index goes stale: no forward, no mark
+    board.recompute('BTC', NOW + 1000);
+    assert.equal(board.mark(id, NOW + 1000), null);
+    assert.equal(board.heldMark(id), fitted);
   });
 
   test('DVOL on a flat 60 % surface around 30 days is 60 within strike discretisation', () => {

@@ -115,6 +115,8 @@ export const DEFAULT_BOARD_SETTINGS: BoardSettings = {
 export class OptionBoard {
   private readonly boards = new Map<string, UnderlyingBoard>();
   private readonly marks = new Map<string, { row: OptionRow; at: number }>();
+  /** The last non-null mark of each instrument, kept across recomputes that have none (heldMark). */
+  private readonly held = new Map<string, Fixed>();
   private readonly smoothers = new Map<string, ReturnType<typeof iqmSmoother>>();
   private readonly warm = new Map<string, SviParams>();
 
@@ -140,7 +142,12 @@ export class OptionBoard {
       expiries.push(slice);
       if (slice.svi !== null) previous = { svi: slice.svi, T: this.years(expiry, now) };
     }
-    for (const slice of expiries) for (const row of slice.rows) this.marks.set(row.id, { row, at: now });
+    for (const slice of expiries) {
+      for (const row of slice.rows) {
+        this.marks.set(row.id, { row, at: now });
+        if (row.mark !== null) this.held.set(row.id, row.mark);
+      }
+    }
     const dvol = index === null ? null : this.dvol(underlying, expiries, now, index.sourceTs);
     const board: UnderlyingBoard = {
       underlying,
@@ -163,6 +170,15 @@ export class OptionBoard {
     const entry = this.marks.get(instrumentId);
     if (entry === undefined || now - entry.at > this.settings.maxAgeMs || entry.row.mark === null) return null;
     return entry.row;
+  }
+
+  /**
+   * The last mark the board fitted for the instrument, however old, or null if it never had one.
+   * For margin only (the CLOB engine's risk price while no fresh mark is served): a value the
+   * fitted surface gave, which no single order or trade can move. Never served as a mark.
+   */
+  heldMark(instrumentId: string): Fixed | null {
+    return this.held.get(instrumentId) ?? null;
   }
 
   dvolOf(underlying: string, now: number): DvolValue | null {

@@ -26,8 +26,9 @@ const Before = Type.Optional(Type.Integer({ minimum: 1 }));
 const TAGS = ['options-spot'];
 
 const POSITIONS_DESCRIPTION = 'markPrice and unrealizedPnl are null while the pricing layer has no mark for '
-  + 'the instrument; riskPrice is what margin values it at (the mark, else max(intrinsic, best bid, last '
-  + 'trade)). delta and vega are position Greeks (null without Greeks). margin and initialMargin are the '
+  + 'the instrument; riskPrice is what margin values it at (the mark; without a fresh one, max(intrinsic, the '
+  + 'last mark the pricing layer fitted), or max(intrinsic, best bid) for an instrument it never marked; never '
+  + 'the last trade). delta and vega are position Greeks (null without Greeks). margin and initialMargin are the '
   + 'initial margin of a short. Spot holdings are balances: see /portfolio/balances and /wallet/assets.';
 
 export function clobAccountRoutes(app: TypedApp, ctx: GatewayContext): void {

@@ -286,8 +286,9 @@ held included). Options pass a margin gate (422 INSUFFICIENT_MARGIN): a resting 
 the fee at its cap (12.5 % of the premium), an immediate buy premium plus fee; a sell needs the initial
 margin it can add (standard margin: short call max(15 % S − OTM, 10 % S) + mark, short put additionally
 at least its maintenance margin), with every resting sell counted as if filled. Long options add no
-collateral. Without a pricing-layer mark an option is valued for risk at max(intrinsic, best bid, last
-trade). Holds are released exactly as fills pay (price improvement and unused fee reserve) and on cancel;
+collateral. Without a fresh pricing-layer mark an option is valued for risk at max(intrinsic, the last
+mark the pricing layer fitted for it), or max(intrinsic, best bid) if it never had one; never at the
+last trade, which two accounts can print at any price for two fees. Holds are released exactly as fills pay (price improvement and unused fee reserve) and on cancel;
 /wallet/assets shows them as locked.
 
 Trades happen at the maker's price; fees: spot in basis points of the quote notional, options per GET
