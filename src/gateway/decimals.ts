@@ -16,6 +16,17 @@ export function parseAmount(value: string, field: string, decimals: number): Fix
   throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
 }
 
+/**
+ * That a positive decimal is well formed, at any precision: the contract checks every decimal's
+ * format before the market is looked up, and the market's precision (INVALID_TICK / INVALID_STEP)
+ * after it, so a malformed quantity is INVALID_DECIMAL even beside a price off the tick.
+ */
+export function checkDecimalFormat(value: string, field: string): void {
+  const r = parseDecimal(value, { positive: true });
+  if (r.ok || r.reason === 'too_many_fraction_digits') return;
+  throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
+}
+
 /** A positive price on a tick of `decimals` places. */
 export function parsePrice(value: string, field: string, decimals: number): Fixed {
   const r = parseDecimal(value, { positive: true, maxFractionDigits: decimals });

@@ -8,7 +8,7 @@ import type { SelfTradePrevention } from '../core/book/order-book.ts';
 import type { OrderRequest } from '../core/linear/order.ts';
 import type { MarketSpec } from '../core/markets.ts';
 import type { MarginMode, OrderType, SideName, TimeInForce } from '../core/records.ts';
-import { parsePrice, parseSize } from './decimals.ts';
+import { checkDecimalFormat, parsePrice, parseSize } from './decimals.ts';
 import { apiError } from './errors.ts';
 
 export interface OrderBodyFields {
@@ -27,10 +27,25 @@ export interface OrderBodyFields {
   readonly selfTradePrevention?: SelfTradePrevention;
 }
 
+const DECIMAL_FIELDS = ['quantity', 'price', 'stopPrice', 'takeProfitPrice', 'stopLossPrice'] as const;
+
+/**
+ * The contract's first checks, before the market is looked up: every decimal of every order in the
+ * request well formed and positive (400 INVALID_DECIMAL), and a limit order's price present.
+ */
+export function checkOrderBodies(bodies: readonly OrderBodyFields[]): void {
+  for (const body of bodies) {
+    for (const field of DECIMAL_FIELDS) {
+      const value = body[field];
+      if (value !== undefined) checkDecimalFormat(value, field);
+    }
+    if ((body.type ?? 'limit') === 'limit' && body.price === undefined) throw apiError('VALIDATION_ERROR', 'price is required for a limit order');
+  }
+}
+
+/** The core's request for one order of a market; the caller ran checkOrderBodies on the whole request first. */
 export function orderRequest(body: OrderBodyFields, spec: MarketSpec, quoteId: string | null = null): OrderRequest {
   const type = body.type ?? 'limit';
-  if (type === 'limit' && body.price === undefined) throw apiError('VALIDATION_ERROR', 'price is required for a limit order');
-  if (type === 'market' && body.price !== undefined) throw apiError('VALIDATION_ERROR', 'a market order takes no price');
   const price = body.price === undefined ? null : parsePrice(body.price, 'price', spec.priceDecimals);
   const optionalPrice = (v: string | undefined, name: string) => (v === undefined ? null : parsePrice(v, name, spec.priceDecimals));
   return {

@@ -216,6 +216,8 @@ describe('refusals', () => {
       [{ side: 'buy', quantity: '.01', price: '100000' }, 400, 'INVALID_DECIMAL'],
       [{ side: 'buy', quantity: '0.01', price: '-100000' }, 400, 'INVALID_DECIMAL'],
       [{ side: 'buy', quantity: '0', price: '100000' }, 400, 'INVALID_DECIMAL'],
+      // decimals come before the market's precision (a zero quantity beside a price off the tick)
+      [{ side: 'buy', quantity: '0', price: '100000.001' }, 400, 'INVALID_DECIMAL'],
       [{ side: 'buy', quantity: '0.01', price: '100000.001' }, 400, 'INVALID_TICK'],
       [{ side: 'buy', quantity: '0.000001', price: '100000' }, 400, 'INVALID_STEP'],
       [{ side: 'buy', quantity: '0.01', price: '100000', marginMode: 'cross' }, 400, 'VALIDATION_ERROR'],
@@ -305,6 +307,20 @@ describe('refusals', () => {
     assert.equal(mine.find((o: { id: string }) => o.id === ask.id).status, 'cancelled');
     refused(await post(base, seller, `/orders/${ask.id}/cancel`), 409, 'CONFLICT');
     ok(await post(base, other, '/orders/cancel-all'));
+  });
+
+  test('a market order carries the contract\'s price as the worst it accepts: the sweep stops there', async () => {
+    const near = ok(await order(seller, { side: 'sell', quantity: '0.01', price: '100000' }), 201);
+    const far = ok(await order(seller, { side: 'sell', quantity: '0.01', price: '100200' }), 201);
+    const body = { side: 'buy', type: 'market', quantity: '0.02', price: '100100' };
+    const preview = ok(await post(base, buyer, '/orders/preview', { marketId: 'BTC-USDC', ...body }));
+    assert.equal(preview.notional, '1000');
+    const placed = ok(await order(buyer, body), 201);
+    assert.deepEqual(placed.fills.map((f: { price: string }) => f.price), ['100000']);
+    assert.equal(placed.status, 'cancelled', 'the rest, beyond its price, is not filled');
+    assert.equal(placed.filledQuantity, '0.01');
+    refused(await post(base, seller, `/orders/${near.id}/cancel`), 409, 'CONFLICT');
+    ok(await post(base, seller, `/orders/${far.id}/cancel`));
   });
 
   test('access tiers: read keys preview but cannot trade; single quotes need a session', async () => {

@@ -150,6 +150,11 @@ describe('each rejection has its status and code, and changes nothing', () => {
     reject(400, 'INVALID_STEP', 'a quantity with zeros past the step', { ...limit, quantity: '0.010000000000000000' }),
     reject(400, 'INVALID_TICK', 'a price with zeros past the tick', { ...limit, price: '99500.00' }),
     reject(404, 'NOT_FOUND', 'an unknown market', { ...limit, marketId: 'DOGE-PERP' }),
+    // decimals before the market and its precision (the contract's check order)
+    reject(400, 'INVALID_DECIMAL', 'a zero quantity beside a price off the tick', { ...limit, quantity: '0', price: '100000.05' }),
+    reject(400, 'INVALID_DECIMAL', 'a malformed quantity on an unknown market', { ...limit, quantity: '1e5', marketId: 'DOGE-PERP' }),
+    reject(400, 'INVALID_DECIMAL', 'a malformed stop-loss beside a quantity off the step',
+      { ...limit, quantity: '0.00001', stopLossPrice: '-1' }),
     reject(422, 'SIZE_OUT_OF_RANGE', 'a quantity above the maximum', { ...limit, quantity: '1000.0001' }),
     reject(422, 'PRICE_OUT_OF_BAND', 'a bid 10 % above the mark', { ...limit, price: '110000' }),
     reject(422, 'PRICE_OUT_OF_BAND', 'an ask 6 % below the mark', { ...limit, side: 'sell', price: '94000' }),

@@ -10,7 +10,9 @@
  *
  * Venue rules (documented in the OpenAPI description of POST /orders):
  *  - Spot trades with or without an index; while the index is fresh, limit prices must be within
- *    the market's band around it and market orders sweep no further than the band edge.
+ *    the market's band around it and market orders sweep no further than the band edge. A market
+ *    order may carry a price (the contract has every order carry one): the worst it accepts, its
+ *    sweep stopping there when that is inside the band (no band check: the band caps it anyway).
  *  - Options: MARKET_CLOSED at and after expiry. Static price bounds: a call never above the
  *    underlying (S), a put never above its strike; no mark is needed to trade.
  *  - reduceOnly: refused on spot (a holding is a balance, not a position); on options it applies to
@@ -110,7 +112,6 @@ function runChecks(s: Subject, stage: CheckStage, planned: (p: ClobPlan) => void
 function checkShape(m: ClobMarket, r: OrderRequest): Rejection | null {
   const invalid = (message: string) => reject('VALIDATION_ERROR', message);
   if (r.type === 'limit' && r.price === null) return invalid('price is required for a limit order');
-  if (r.type === 'market' && r.price !== null) return invalid('a market order takes no price');
   if (r.type === 'market' && r.timeInForce === 'gtc') return invalid('a market order is ioc or fok');
   if (r.postOnly && (r.type !== 'limit' || r.timeInForce !== 'gtc')) {
     return invalid('postOnly applies only to gtc limit orders');
@@ -155,7 +156,8 @@ export function checkUnits(m: ClobMarket, r: OrderRequest): Rejection | null {
 }
 
 export function checkBand(e: ClobEnv, m: ClobMarket, r: OrderRequest, now: number): Rejection | null {
-  if (r.price === null) return null;
+  // A market order's price is only the worst it accepts: it sweeps no further than the band anyway.
+  if (r.price === null || r.type === 'market') return null;
   const ticks = m.units.ticks(r.price);
   if (m.option !== null) {
     const upper = bandEdge(e, m, BUY, now);

@@ -53,12 +53,21 @@ export function bandEdge(e: ClobEnv, m: ClobMarket, side: 0 | 1, now: number): n
   return m.units.edgeTicks(ticks < 1n ? 1n : ticks);
 }
 
+/**
+ * How far a market order sweeps: to the band edge, or to its price when it carries one inside it (the
+ * contract has every options and spot order carry a price; on a market order it is the worst accepted).
+ */
+function marketOrderLimit(side: 0 | 1, priceTicks: number, bandLimit: number): number {
+  if (priceTicks === 0) return bandLimit;
+  return side === BUY ? Math.min(priceTicks, bandLimit) : Math.max(priceTicks, bandLimit);
+}
+
 /** The order's figures, or null when an option sell's margin cannot be computed (no index). */
 export function planOrder(s: Subject, lots: number): ClobPlan | null {
   const { e, a, m, r, now } = s;
   const priceTicks = r.price === null ? 0 : m.units.ticks(r.price);
   const marketLimit = bandEdge(e, m, r.side, now) ?? (r.side === BUY ? MARKET_BUY_LIMIT : MARKET_SELL_LIMIT);
-  const limitTicks = r.type === 'limit' ? priceTicks : marketLimit;
+  const limitTicks = r.type === 'limit' ? priceTicks : marketOrderLimit(r.side, priceTicks, marketLimit);
   const immediate = r.type === 'market' || r.timeInForce !== 'gtc';
   const sweep: Sweep = { lots, cost: 0n };
   let notional = m.units.notional(priceTicks, lots);

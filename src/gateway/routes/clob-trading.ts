@@ -15,7 +15,7 @@ import { execute, histories, type GatewayContext } from '../context.ts';
 import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec } from '../format.ts';
-import { orderRequest } from '../order-requests.ts';
+import { checkOrderBodies, orderRequest } from '../order-requests.ts';
 import {
   ClobCancelAllBody, ClobOrderBody, ClobOrderResultView, ClobPreviewView, ClobQuoteLevel, ClobQuoteResult,
   ModifyBody,
@@ -57,6 +57,7 @@ function placeRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req, reply) => {
     const address = callerAddress(req);
+    checkOrderBodies([req.body]);
     const request = orderRequest(req.body, clobMarketSpec(ctx, req.body.marketId));
     const placed = await execute(ctx, { type: 'clob.place', account: address, request });
     reply.status(201);
@@ -74,6 +75,7 @@ function placeRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const address = callerAddress(req);
+    checkOrderBodies([req.body]);
     const request = orderRequest(req.body, clobMarketSpec(ctx, req.body.marketId));
     const id = ctx.exchange.accounts.find(address)?.id ?? -1;
     const { plan, rejection } = ctx.exchange.clob.preview(id, request, ctx.now());
@@ -195,12 +197,12 @@ function quoteRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const address = callerAddress(req);
+    const { bid, ask, postOnly } = req.body;
+    const sides = [bid && { ...bid, side: 'buy' as const }, ask && { ...ask, side: 'sell' as const }].filter((l) => l !== undefined);
+    checkOrderBodies(sides);
     const spec = clobMarketSpec(ctx, req.body.marketId);
     const quoteId = req.body.quoteId ?? null;
-    const { bid, ask, postOnly } = req.body;
-    const sides = [bid && { ...bid, side: 'buy' as const }, ask && { ...ask, side: 'sell' as const }];
-    const levels = sides.filter((l) => l !== undefined)
-      .map((l) => orderRequest({ ...l, postOnly }, spec, quoteId));
+    const levels = sides.map((l) => orderRequest({ ...l, postOnly }, spec, quoteId));
     if (levels.length === 0) throw apiError('VALIDATION_ERROR', 'give a bid, an ask or both');
     const quote = { marketId: spec.id, quoteId, cancelAll: false, replaceQuoteId: quoteId, levels };
     const q = await execute(ctx, { type: 'clob.quote', account: address, quote });
@@ -217,6 +219,7 @@ function quoteRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const address = callerAddress(req);
+    checkOrderBodies(req.body.quotes);
     const spec = clobMarketSpec(ctx, req.body.marketId);
     const quoteId = req.body.quoteId ?? null;
     const levels = req.body.quotes.map((l) => orderRequest({ ...l, type: 'limit' }, spec, quoteId));
@@ -290,6 +293,11 @@ collateral. Without a fresh pricing-layer mark an option is valued for risk at m
 mark the pricing layer fitted for it), or max(intrinsic, best bid) if it never had one; never at the
 last trade, which two accounts can print at any price for two fees. Holds are released exactly as fills pay (price improvement and unused fee reserve) and on cancel;
 /wallet/assets shows them as locked.
+
+Market orders. The contract has every order carry a price; on a market order (ioc or fok, the default ioc)
+it is the worst price accepted: the sweep stops there, or at the band edge (spot, fresh index) or an option's
+static bound if that comes first, and is not band-checked. A market order sent without a price sweeps to that
+edge.
 
 Trades happen at the maker's price; fees: spot in basis points of the quote notional, options per GET
 /options/fees. reduceOnly: refused on spot (a holding is a balance); on options it is for immediate

@@ -17,7 +17,7 @@ import { execute, histories, type GatewayContext } from '../context.ts';
 import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec } from '../format.ts';
-import { orderRequest } from '../order-requests.ts';
+import { checkOrderBodies, orderRequest } from '../order-requests.ts';
 import { EmptyBody, OrderIdParams, responses } from '../schemas/common.ts';
 import {
   BulkQuoteResult,
@@ -58,6 +58,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req, reply) => {
     const address = callerAddress(req);
+    checkOrderBodies([req.body]);
     const request = orderRequest(req.body, marketSpec(req.body.marketId));
     const placed = await execute(ctx, { type: 'perp.place', account: address, request });
     reply.status(201);
@@ -75,6 +76,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const address = callerAddress(req);
+    checkOrderBodies([req.body]);
     const request = orderRequest(req.body, marketSpec(req.body.marketId));
     const { plan, rejection, volume30d, feeRole, feeBps } = ctx.exchange.previewPerpOrder(address, request, ctx.now());
     // A check that fails before the order's figures are known leaves notional, margin and fee at 0.
@@ -110,12 +112,14 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const address = callerAddress(req);
-    const spec = marketSpec(req.body.marketId);
-    const quoteId = req.body.quoteId ?? null;
-    const levels = [
+    const sides = [
       req.body.bid && { ...req.body.bid, side: 'buy' as const },
       req.body.ask && { ...req.body.ask, side: 'sell' as const },
-    ].filter((l) => l !== undefined).map((l) => orderRequest({ ...l, postOnly: req.body.postOnly }, spec, quoteId));
+    ].filter((l) => l !== undefined);
+    checkOrderBodies(sides);
+    const spec = marketSpec(req.body.marketId);
+    const quoteId = req.body.quoteId ?? null;
+    const levels = sides.map((l) => orderRequest({ ...l, postOnly: req.body.postOnly }, spec, quoteId));
     if (levels.length === 0) throw apiError('VALIDATION_ERROR', 'give a bid, an ask or both');
     const q = await execute(ctx, {
       type: 'perp.quote',
@@ -144,6 +148,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const address = callerAddress(req);
+    checkOrderBodies(req.body.quotes);
     const spec = marketSpec(req.body.marketId);
     const quoteId = req.body.quoteId ?? null;
     const levels = req.body.quotes.map((l) => orderRequest({ ...l, type: 'limit' }, spec, quoteId));

@@ -28,7 +28,7 @@ export const ClobOrderBody = Type.Object(
     marketId: MarketId,
     side: SideSchema,
     quantity: Decimal('contracts (options) or base units (spot)'),
-    price: Type.Optional(Decimal('limit price; required for limit orders')),
+    price: Type.Optional(Decimal('limit price (required for limit orders); on a market order the worst price accepted')),
     type: Type.Optional(OrderTypeSchema),
     timeInForce: Type.Optional(TifSchema),
     postOnly: Type.Optional(Type.Boolean()),
