@@ -15,7 +15,8 @@
  * the next one (its index starts at the market's current index).
  */
 import { divRound, ONE, type Fixed } from '../money.ts';
-import { impactPrice, premiumIndex, type BookLevel } from '../../pricing/impact-price.ts';
+import { impactPrice, premiumIndex } from '../../pricing/impact-price.ts';
+import { BUY, SELL } from '../book/order-book.ts';
 import type { LinearMarket } from './market.ts';
 
 export interface FundingSettings {
@@ -60,8 +61,8 @@ export function samplePremium(state: FundingState, market: LinearMarket, index: 
   }
   if (now - state.lastSampleAt < s.sampleMs) return;
   state.lastSampleAt = now;
-  const impactBid = impactPrice(levels(market, 0), market.spec.impactNotional);
-  const impactAsk = impactPrice(levels(market, 1), market.spec.impactNotional);
+  const impactBid = impactPrice(market.bookLevels(BUY), market.spec.impactNotional);
+  const impactAsk = impactPrice(market.bookLevels(SELL), market.spec.impactNotional);
   state.premiumSum += premiumIndex(impactBid, impactAsk, index);
   state.samples++;
 }
@@ -84,13 +85,3 @@ function rateCap(market: LinearMarket, s: FundingSettings): Fixed {
   const byMargin = divRound((imr - imr / 2n) * 3n, 4n, 'floor');
   return byHour < byMargin ? byHour : byMargin;
 }
-
-/** Book side as [price, size] levels in exact units, best first (up to 200 levels). */
-function levels(market: LinearMarket, side: 0 | 1): BookLevel[] {
-  const n = market.book.depth(side, 200, scratch);
-  const out: BookLevel[] = [];
-  for (let i = 0; i < n; i++) out.push([market.units.price(scratch[2 * i]!), market.units.size(scratch[2 * i + 1]!)]);
-  return out;
-}
-
-const scratch: number[] = [];

@@ -71,3 +71,27 @@ test('band edges around an absurd mark stay safe integers, held one tick past th
     assert.equal(edge, market.units.maxPriceTicks + 1);
   }
 });
+
+test('a dated future\'s basis is the mid of its impact prices: one tiny order does not move its mark', () => {
+  const config = coreConfig({ depositConfirmations: 1, indexMaxAgeMs: 60_000 });
+  const expiry = Date.UTC(2026, 11, 25, 8);
+  const future = new LinearMarket(config.linear.futureSpec('BTC', expiry));
+  const ticks = (price: number) => price * 10; // tick 0.1, step 0.0001
+  const usd = (price: number): Fixed => BigInt(price) * 10n ** 18n;
+  const index = usd(100_000);
+  const start = expiry - 7 * 86_400_000;
+  // one lot each side, far from the index: no side absorbs the impact notional (20,000 USDC)
+  future.book.rest(new BookOrder(1, 1, BUY, ticks(80_000), 1));
+  future.book.rest(new BookOrder(2, 2, SELL, ticks(100_010), 1));
+  for (let t = start; t <= start + 60_000; t += 1000) future.updateMark(index, t, null);
+  assert.equal(future.mark, index, 'no basis sample without impact depth');
+  // depth for the impact notional both sides, 1 % above the index: the basis comes in smoothly
+  future.book.cancel(2);
+  future.book.rest(new BookOrder(3, 3, BUY, ticks(100_900), 10_000));
+  future.book.rest(new BookOrder(4, 4, SELL, ticks(101_100), 10_000));
+  future.updateMark(index, start + 61_000, null);
+  assert.equal(future.mark, index, 'a first sample does not set the basis whole');
+  for (let t = start + 62_000; t <= start + 2_500_000; t += 1000) future.updateMark(index, t, null);
+  const mark = future.mark!;
+  assert.ok(mark > usd(100_900) && mark <= usd(101_000), `a few time constants on, the mark follows the impact mid (${mark})`);
+});

@@ -15,6 +15,7 @@ import { MarketUnits, type MarketSpec, type MarketStatus } from '../markets.ts';
 import { div, SCALE, type Fixed } from '../money.ts';
 import { MarginSchedule } from '../risk/margin-tiers.ts';
 import { emaUpdate, emptyEma, type EmaState } from '../../pricing/ema.ts';
+import { impactPrice, type BookLevel } from '../../pricing/impact-price.ts';
 import { futureMark, localMedian, perpMark } from '../../pricing/mark-price.ts';
 import type { LinearOrder } from './order.ts';
 import type { Position } from './position.ts';
@@ -33,6 +34,10 @@ export const MARK_SETTINGS = {
  * that has since gone one-sided or empty must not pull the mark away from a fresh index (an input
  * too old is unavailable).
  */
+/** Levels an impact price walks at most: 200 levels of the smallest order exceed any impact notional here. */
+const IMPACT_DEPTH = 200;
+const levelScratch: number[] = [];
+
 function freshEma(ema: EmaState, now: number, tauMs: number): Fixed | null {
   return ema.value !== null && now - ema.ts < tauMs ? ema.value : null;
 }
@@ -112,6 +117,32 @@ export class LinearMarket {
   }
 
   /**
+   * One sample of a dated future's basis rate: the mid of its impact prices (the average fill of
+   * `impactNotional` into each side) against the index, as mechanics.md 2 has it. The top of book
+   * would let one tiny order move the mark by the whole clamp: the impact mid costs a manipulator
+   * the impact notional at risk on the book. No sample while a side cannot absorb it. A basis with no
+   * fresh average (first sample, or after a gap of a time constant) starts from zero, so no single
+   * sample sets the mark; the smoothing brings it to the book over `futureBasisTauMs`.
+   */
+  private sampleFutureBasis(index: Fixed, now: number): void {
+    const impactBid = impactPrice(this.bookLevels(BUY), this.spec.impactNotional);
+    const impactAsk = impactBid === null ? null : impactPrice(this.bookLevels(SELL), this.spec.impactNotional);
+    if (impactBid === null || impactAsk === null) return;
+    const tau = MARK_SETTINGS.futureBasisTauMs;
+    if (freshEma(this.basisEma, now, tau) === null) this.basisEma = { value: 0n, ts: now };
+    const rate = div((impactBid + impactAsk) / 2n - index, index, 'halfUp');
+    this.basisEma = emaUpdate(this.basisEma, rate, now, tau);
+  }
+
+  /** The book's levels on one side, best first, as prices and sizes (at most `IMPACT_DEPTH` of them). */
+  bookLevels(side: 0 | 1): BookLevel[] {
+    const n = this.book.depth(side, IMPACT_DEPTH, levelScratch);
+    const out: BookLevel[] = [];
+    for (let i = 0; i < n; i++) out.push([this.units.price(levelScratch[2 * i]!), this.units.size(levelScratch[2 * i + 1]!)]);
+    return out;
+  }
+
+  /**
    * Recomputes the mark from the index (null = stale) and the book at `now`. Book-derived EMAs
    * sample only when both sides of the book exist.
    */
@@ -125,10 +156,7 @@ export class LinearMarket {
     const ask = this.bestAsk();
     const options = { clampBps: MARK_SETTINGS.clampBps, tick: this.units.tick };
     if (this.spec.type === 'future' && this.spec.expiry !== null) {
-      if (bid !== null && ask !== null) {
-        const rate = div((bid + ask) / 2n - index, index, 'halfUp');
-        this.basisEma = emaUpdate(this.basisEma, rate, now, MARK_SETTINGS.futureBasisTauMs);
-      }
+      this.sampleFutureBasis(index, now);
       this.mark = futureMark(
         {
           index,
