@@ -24,7 +24,7 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import type { Settings } from '../config/env.ts';
-import { ApiError, type ErrorBody } from './errors.ts';
+import { ApiError, apiError, type ErrorBody } from './errors.ts';
 import { createAccessCheck, createIdentityResolver, type Access, type IdentityDeps } from './auth/identity.ts';
 import { clientErrorHandler } from './client-error.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -159,13 +159,20 @@ export function toErrorBody(error: unknown): { status: number; body: ErrorBody }
 /**
  * An empty body sent as application/json is no body: many clients send the header on every POST,
  * and the endpoints whose body is optional (cancel-all: none cancels everything) must not refuse
- * them. Anything else goes to Fastify's own JSON parser (prototype poisoning refused, as before);
+ * them. A body with a Content-Encoding (gzip, ...) is refused 415. Anything else goes to Fastify's
+ * own JSON parser (prototype poisoning refused, as before);
  * an endpoint that needs a body still answers 400 from its schema.
  */
 function acceptEmptyJsonBody(app: TypedApp): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    // A compressed body would reach the parser as bytes it cannot read: say why instead of "not JSON".
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+      done(apiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not supported: send the body uncompressed`), undefined);
+      return;
+    }
     if (body === '') {
       done(null, undefined);
       return;

@@ -219,6 +219,29 @@ describe('the main service', () => {
       assert.deepEqual(await balance(), before);
     });
 
+    test('a compressed JSON body is 415 (not a parse error) and nothing moves; identity passes', async () => {
+      const before = await balance();
+      const raw = JSON.stringify({ from: 'wallet', to: 'perps', amount: '1' });
+      const sent = (encoding: string, body = raw) => call(svc.url, '/wallet/transfer', {
+        token: trader.token, raw: body, headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      });
+      for (const encoding of ['gzip', 'br', 'deflate']) {
+        const reply = await sent(encoding);
+        assertEnvelope(reply, 415, 'UNSUPPORTED_MEDIA_TYPE');
+        assert.match((reply.body as { message: string }).message, new RegExp(encoding));
+      }
+      assert.deepEqual(await balance(), before);
+      // identity is plain JSON: the body is read (and this one refused for its zero amount)
+      assertEnvelope(await sent('identity', raw.replace('"1"', '"0"')), 400, 'INVALID_DECIMAL');
+    });
+
+    test('the Bearer scheme is case-insensitive (RFC 7235)', async () => {
+      for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+        const reply = await call(svc.url, '/perps/balances', { headers: { authorization: `${scheme} ${trader.token}` } });
+        assert.equal(reply.status, 200, scheme);
+      }
+    });
+
     test('__proto__ and constructor.prototype payloads are 400 and pollute nothing', async () => {
       const raws = [
         '{"__proto__":{"polluted":"yes"},"from":"wallet","to":"perps","amount":"1"}',

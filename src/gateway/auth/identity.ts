@@ -108,13 +108,13 @@ export function callerAddress(req: FastifyRequest): string {
 function bearerToken(req: FastifyRequest): string | undefined {
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
-  const m = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header);
+  const m = /^Bearer ([A-Za-z0-9_.-]+)$/i.exec(header); // the scheme is case-insensitive (RFC 7235)
   return m === null ? '' : m[1];
 }
 
 function checkAdmin(req: FastifyRequest, adminToken: string | null): void {
   const header = req.headers.authorization ?? '';
-  const presented = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
+  const presented = Buffer.from(/^bearer /i.test(header) ? header.slice(7) : '');
   const expected = Buffer.from(adminToken ?? '');
   const same = presented.length === expected.length && expected.length > 0 && timingSafeEqual(presented, expected);
   if (!same) throw apiError('UNAUTHENTICATED', 'admin token required');
