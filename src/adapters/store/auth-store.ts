@@ -82,6 +82,7 @@ export class AuthStore {
       allKeys: db.prepare('SELECT * FROM api_keys'),
       revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
       touchKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
+      deleteKey: db.prepare('DELETE FROM api_keys WHERE id = ?'),
       revokeSession: db.prepare('INSERT OR IGNORE INTO revoked_sessions (jti, expires_at) VALUES (?, ?)'),
       revokedSessions: db.prepare('SELECT jti, expires_at FROM revoked_sessions WHERE expires_at > ?'),
       pruneSessions: db.prepare('DELETE FROM revoked_sessions WHERE expires_at <= ?'),
@@ -136,6 +137,10 @@ export class AuthStore {
 
   touchApiKey(id: string, at: number): void {
     this.s.touchKey.run(at, id);
+  }
+
+  deleteApiKey(id: string): void {
+    this.s.deleteKey.run(id);
   }
 
   revokeSession(jti: string, expiresAt: number): void {

@@ -182,3 +182,26 @@ describe('the IP pin', () => {
     assert.equal(normaliseIp('::ffff:0a01:0203'), '::ffff:0a01:0203');
   });
 });
+
+describe('kept keys', () => {
+  test('a create and revoke loop keeps at most maxKeptPerAccount keys: the oldest ended ones are forgotten, active ones never', () => {
+    now = T0 + 400 * DAY_MS;
+    const owner = `0x${'5e'.repeat(20)}`;
+    const k = keys();
+    const kept = k.create(owner, { name: 'kept', scope: 'read' });
+    const ended: string[] = [];
+    for (let i = 0; i < API_KEY_LIMITS.maxKeptPerAccount + 20; i++) {
+      now += 1;
+      const { view } = k.create(owner, { name: `loop-${i}`, scope: 'trade' });
+      k.revoke(owner, view.id);
+      ended.push(view.id);
+    }
+    const listed = k.list(owner);
+    assert.equal(listed.length, API_KEY_LIMITS.maxKeptPerAccount);
+    assert.ok(listed.some((v) => v.id === kept.view.id && v.status === 'active'), 'the active key stays');
+    const expected = ended.slice(-(API_KEY_LIMITS.maxKeptPerAccount - 1));
+    assert.deepEqual(listed.filter((v) => v.status !== 'active').map((v) => v.id).sort(), [...expected].sort(), 'the newest ended');
+    assert.equal(keys().list(owner).length, API_KEY_LIMITS.maxKeptPerAccount, 'forgotten in the store too');
+    assert.equal(k.authenticate(kept.secret, '127.0.0.1').ok, true);
+  });
+});

@@ -19,6 +19,8 @@ export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
 
 export const API_KEY_LIMITS = {
   maxActivePerAccount: 20,
+  /** Keys an account's list keeps, ended ones (revoked, expired) included: the oldest ended go first. */
+  maxKeptPerAccount: 100,
   maxAllowedIps: 20,
   maxExpiresInDays: 365,
   lastUsedWriteIntervalMs: 60_000,
@@ -65,10 +67,12 @@ export class ApiKeys {
     secret: string;
   } {
     const allowedIps = normaliseIpList(input.allowedIps ?? []);
-    const active = this.list(address).filter((k) => k.status === 'active').length;
+    const keys = this.list(address);
+    const active = keys.filter((k) => k.status === 'active').length;
     if (active >= API_KEY_LIMITS.maxActivePerAccount) {
       throw apiError('CONFLICT', `an account may hold at most ${API_KEY_LIMITS.maxActivePerAccount} active keys; revoke one first`);
     }
+    this.forgetOldestEnded(keys);
     const id = randomBytes(8).toString('hex');
     const secret = `exk_${id}_${randomBytes(32).toString('base64url')}`;
     const createdAt = this.now();
@@ -93,6 +97,21 @@ export class ApiKeys {
     const out: ApiKeyView[] = [];
     for (const { record } of this.byId.values()) if (record.address === address) out.push(this.view(record));
     return out.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1));
+  }
+
+  /**
+   * Makes room for one more key within `maxKeptPerAccount` by forgetting the account's oldest ended
+   * keys (they authenticate nothing and only fill the list): a create and revoke loop would
+   * otherwise grow memory and the database without bound. `keys`: the account's list, newest first.
+   */
+  private forgetOldestEnded(keys: readonly ApiKeyView[]): void {
+    let excess = keys.length + 1 - API_KEY_LIMITS.maxKeptPerAccount;
+    for (let i = keys.length - 1; i >= 0 && excess > 0; i--) {
+      if (keys[i]!.status === 'active') continue;
+      this.store.deleteApiKey(keys[i]!.id);
+      this.byId.delete(keys[i]!.id);
+      excess--;
+    }
   }
 
   /** Revokes the caller's own key; another account's id is reported as not found. */

@@ -48,7 +48,7 @@ export function apiKeyRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['api-keys'],
       summary: 'Create an API key; the secret is shown once',
-      description: `Omitting expiresInDays makes a key that does not expire. At most ${API_KEY_LIMITS.maxActivePerAccount} active keys per account (409 CONFLICT beyond). allowedIps lists addresses or CIDR ranges (at most ${API_KEY_LIMITS.maxAllowedIps}); IPv4-mapped IPv6 matches its IPv4 form.`,
+      description: `Omitting expiresInDays makes a key that does not expire. At most ${API_KEY_LIMITS.maxActivePerAccount} active keys per account (409 CONFLICT beyond); the list keeps ${API_KEY_LIMITS.maxKeptPerAccount} keys in all, a new key making room by forgetting the oldest revoked or expired one. allowedIps lists addresses or CIDR ranges (at most ${API_KEY_LIMITS.maxAllowedIps}); IPv4-mapped IPv6 matches its IPv4 form.`,
       body: Type.Object(
         {
           name: Type.String({ minLength: 1, maxLength: 64 }),
