@@ -66,6 +66,16 @@ describe('logout', () => {
     assert.ok(attributes.map((a) => a.toLowerCase()).includes('path=/'), cookies[0]);
   });
 
+  test('a logout sending an API key beside its session cookie still revokes the session', async () => {
+    const trader = await signIn(svc.url);
+    const key = await call(svc.url, '/perps/me/api-keys', { token: trader.token, body: { name: 'beside', scope: 'read' } });
+    assert.equal(key.status, 201, JSON.stringify(key.body));
+    const headers = { ...cookie(trader.token), 'x-api-key': key.body.secret as string };
+    assert.equal((await call(svc.url, '/auth/logout', { method: 'POST', headers })).status, 200);
+    assertUnauthenticated(await call(svc.url, '/wallet/balance', { headers: cookie(trader.token) }));
+    assertUnauthenticated(await call(svc.url, '/wallet/balance', { token: trader.token }));
+  });
+
   test('logout revokes only that token: another session of the same account keeps working', async () => {
     const first = await signIn(svc.url);
     const second = await signIn(svc.url, first.privateKey);
@@ -129,7 +139,6 @@ describe('cookies and token sources', () => {
   test('malformed Authorization headers and cookies are 401, never 5xx', async () => {
     const trader = await signIn(svc.url);
     const headerSets: Record<string, string>[] = [
-      { authorization: `bearer ${trader.token}` },
       { authorization: `Bearer  ${trader.token}` },
       { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
       { authorization: 'Bearer' },

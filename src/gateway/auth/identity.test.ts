@@ -188,7 +188,7 @@ describe('credential precedence', () => {
 
   test('an admin token of the right length but wrong content is refused', async () => {
     const wrong = ADMIN.slice(0, -1) + (ADMIN.endsWith('s') ? 't' : 's');
-    const attempts = [`Bearer ${wrong}`, `bearer ${ADMIN}`, ADMIN, `Bearer ${ADMIN}x`, 'Bearer '];
+    const attempts = [`Bearer ${wrong}`, `bearer ${wrong}`, ADMIN, `Bearer ${ADMIN}x`, 'Bearer '];
     for (const authorization of attempts) {
       const r = await probe('POST', 'admin', { authorization });
       assert.equal(r.status, 401, authorization);

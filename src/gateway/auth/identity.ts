@@ -64,9 +64,8 @@ export function createIdentityResolver(deps: IdentityDeps) {
       return;
     }
     const bearer = bearerToken(req);
-    const cookie = req.cookies?.[SESSION_COOKIE];
-    const token = bearer ?? cookie;
-    if (token === undefined || token === '') return;
+    const token = sessionToken(req);
+    if (token === undefined) return;
     const session = await deps.sessions.verify(token);
     if (session === null) {
       req.identityError = apiError('UNAUTHENTICATED', 'session is invalid, expired or signed out');
@@ -103,6 +102,12 @@ export function createAccessCheck(deps: IdentityDeps) {
 export function callerAddress(req: FastifyRequest): string {
   if (req.identity === null) throw apiError('UNAUTHENTICATED', 'sign in or send an API key');
   return req.identity.address;
+}
+
+/** The session token the request presents (Bearer first, then the cookie), whatever else it sends. */
+export function sessionToken(req: FastifyRequest): string | undefined {
+  const token = bearerToken(req) ?? req.cookies?.[SESSION_COOKIE];
+  return token === '' ? undefined : token;
 }
 
 function bearerToken(req: FastifyRequest): string | undefined {

@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import { getAddress } from 'viem';
 import type { TypedApp } from '../app.ts';
-import { SESSION_COOKIE } from '../auth/identity.ts';
+import { SESSION_COOKIE, sessionToken } from '../auth/identity.ts';
 import type { GatewayContext } from '../context.ts';
 import { iso } from '../format.ts';
 import { Address, IsoTime, responses } from '../schemas/common.ts';
@@ -72,7 +72,10 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({ 200: Type.Object({ ok: Type.Boolean() }) }, [429]),
     },
   }, async (req, reply) => {
-    if (req.identity?.via === 'session') ctx.sessions.revoke(req.identity.session);
+    // The session presented is revoked even when an x-api-key beside it won identity resolution.
+    const token = sessionToken(req);
+    const session = req.identity?.via === 'session' ? req.identity.session : token === undefined ? null : await ctx.sessions.verify(token);
+    if (session !== null) ctx.sessions.revoke(session);
     reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure });
     return { ok: true };
   });
