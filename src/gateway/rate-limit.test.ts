@@ -16,3 +16,18 @@ test('a key gets its limit per window; the next window starts afresh; the reset 
   now += 6_000;
   assert.equal(limiter.take('ip', 2).allowed, true, 'a new window');
 });
+
+test('anonymous IPv6 peers share one budget per /64; another /64 and IPv4 peers have their own', async () => {
+  const limiter = new RateLimiter(settings, () => 1_000_000);
+  const hook = limiter.hook();
+  const reply = { header: () => reply };
+  const request = (ip: string) => ({ ip, identity: null, routeOptions: { config: {} } }) as never;
+  const status = async (ip: string) => hook(request(ip), reply as never).then(() => 200, (e: { status: number }) => e.status);
+  assert.equal(await status('2001:db8:1:2::1'), 200);
+  assert.equal(await status('2001:db8:1:2:ffff:1:2:3'), 200);
+  assert.equal(await status('2001:DB8:1:2::99'), 429, 'a third host of the same /64 is over the budget of 2');
+  assert.equal(await status('2001:db8:1:3::1'), 200, 'another /64');
+  assert.equal(await status('::ffff:198.51.100.7'), 200);
+  assert.equal(await status('198.51.100.7'), 200);
+  assert.equal(await status('198.51.100.7'), 429, 'an IPv4-mapped address is its IPv4');
+});

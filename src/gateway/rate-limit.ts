@@ -1,6 +1,6 @@
 /**
  * Per-client rate limits (decisions.md "Limits"): fixed windows of `windowMs`; anonymous clients
- * are counted per IP, authenticated ones per account (all of an account's sessions and keys share
+ * are counted per IP (an IPv6 peer per /64, client-network.ts), authenticated ones per account (all of an account's sessions and keys share
  * one budget), and order actions on a budget of their own. Every response carries
  * `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (whole seconds until the
  * window resets); a request over budget is answered 429 `RATE_LIMITED` before any work is done.
@@ -13,6 +13,7 @@
  * does with an accepted command (research/reliability.md 5.5).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { clientNetwork } from './client-network.ts';
 import { apiError } from './errors.ts';
 
 export interface RateLimitSettings {
@@ -55,7 +56,7 @@ export class RateLimiter {
    */
   takeAnonymous(ip: string): { limit: number; remaining: number; resetSeconds: number } {
     const limit = this.settings.anonymousPerWindow;
-    const { remaining, resetSeconds } = this.take(`ip:${ip}`, limit);
+    const { remaining, resetSeconds } = this.take(`ip:${clientNetwork(ip)}`, limit);
     return { limit, remaining, resetSeconds };
   }
 
@@ -63,7 +64,7 @@ export class RateLimiter {
     return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const address = req.identity?.address;
       const orderAction = req.routeOptions.config?.orderAction === true && address !== undefined;
-      const key = orderAction ? `orders:${address}` : address !== undefined ? `acct:${address}` : `ip:${req.ip}`;
+      const key = orderAction ? `orders:${address}` : address !== undefined ? `acct:${address}` : `ip:${clientNetwork(req.ip)}`;
       const limit = orderAction
         ? this.settings.orderActionsPerWindow
         : address !== undefined

@@ -8,6 +8,7 @@ import { getAddress } from 'viem';
 import type { TypedApp } from '../app.ts';
 import { SESSION_COOKIE, sessionToken } from '../auth/identity.ts';
 import type { GatewayContext } from '../context.ts';
+import { clientNetwork } from '../client-network.ts';
 import { iso } from '../format.ts';
 import { Address, IsoTime, responses } from '../schemas/common.ts';
 
@@ -34,7 +35,7 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
       }, [400, 429]),
     },
   }, async (req) => {
-    const { nonce, expiresAt } = ctx.siwe.issueNonce(req.body.walletAddress, req.ip);
+    const { nonce, expiresAt } = ctx.siwe.issueNonce(req.body.walletAddress, clientNetwork(req.ip));
     return { nonce, expiresAt: iso(expiresAt), domain: origin.host, uri: ctx.settings.publicOrigin, chainId: ctx.settings.chainId };
   });
 

@@ -18,6 +18,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../auth/identity.ts';
+import { clientNetwork } from '../client-network.ts';
 import type { GatewayContext } from '../context.ts';
 import { ApiError, apiError } from '../errors.ts';
 import type { AccountBudget } from './admission.ts';
@@ -38,7 +39,7 @@ export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyRe
     throw apiError('UNAVAILABLE', 'the exchange core is unavailable');
   }
   const caller = spec.private ? privateCaller(hub.ctx, req) : null;
-  const slot = hub.caps.admit(req.ip, caller?.address ?? null, spec.budget);
+  const slot = hub.caps.admit(clientNetwork(req.ip), caller?.address ?? null, spec.budget);
   if (slot instanceof ApiError) throw slot;
   if (reply.raw.socket === null || req.raw.httpVersion === '1.0') {
     slot.release();
