@@ -157,6 +157,14 @@ export class LinearCash {
    * stays positive. Cross cash below zero is not yet a deficit while the account's cross positions
    * carry unrealised profit: that profit is realised first (settleProfit), and the fund pays only
    * what it cannot cover, in whole units rounded up (the cross cash ends at or just above zero).
+   *
+   * The payment is not checked against the fund's balance here: no user bucket may end a command
+   * negative, so the bound lies with the paths that realise such a loss. Liquidation takes a
+   * position over only while the fund can carry it, else deleverages it (lifecycle.ts
+   * fundCanCarry); expiry does the same before it settles (deleverageSettlementDeficits); user and
+   * maker fills stop at the bankruptcy price (closeBoundTicks). What is left unbounded is small:
+   * rounding dust of trades at a bankruptcy price, and a funding payment or an ADL fill that takes
+   * an account past its cash between two liquidation checks.
    */
   private coverShortfall(position: Position): void {
     if (position.accountId === FUND_ACCOUNT) return; // the fund's own balance is what pays shortfalls
@@ -204,7 +212,7 @@ export class LinearCash {
   /**
    * The insurance fund pays an isolated position's negative margin into its owner's bucket, in whole
    * units rounded up; the sub-unit rest stays in the allocation, so no part of the isolated deficit
-   * falls on the cross cash.
+   * falls on the cross cash. Not checked against the fund's balance, for coverShortfall's reasons.
    */
   coverIsolated(position: Position): void {
     const gap = this.unitsUp(-position.isolatedMargin);

@@ -309,4 +309,46 @@ describe('dated futures', () => {
     w.tick(expiry + HOUR + 1000);
     assert.deepEqual([market.settlementPrice, market.positions.size, w.size(2, id)], [fx('102000'), 0, 0]);
   });
+
+  /**
+   * Account 3 long 1 BTC of the future on 3,000 (2,950 after the fee), the index stale through
+   * the final window, then a first fresh index at 90,000: settled there, its loss is 10,000.
+   */
+  function settledPastBankruptcy(fund: string) {
+    const { w, expiry, id, request } = futurePosition();
+    w.fund(3, '3000');
+    w.ok({ type: 'perp.place', account: addr(1), request: request(1, '100000') });
+    w.ok({ type: 'perp.place', account: addr(3), request: request(0, null) });
+    w.ex.ledger.move('insurance_fund', systemAccount('treasury', 'USDC'), systemAccount('insurance', 'USDC'), fx(fund), w.now);
+    w.tick(expiry + 1000);
+    const fills: { price: Fixed; taker: number; maker: number }[] = [];
+    const outs = [
+      w.run({ type: 'index.publish', underlying: 'BTC', price: fx('90000'), sourceTs: expiry + HOUR }, expiry + HOUR),
+      w.run({ type: 'clock.tick' }, expiry + HOUR + 1000),
+    ];
+    for (const e of outs.flatMap((out) => (out.ok ? out.events : []))) {
+      if (e.type === 'fill') fills.push({ price: e.fill.price, taker: e.fill.taker.accountId, maker: e.fill.maker.accountId });
+    }
+    const market = w.ex.linear.markets.get(id)!;
+    assert.deepEqual([market.settlementPrice, market.positions.size], [fx('90000'), 0]);
+    return { w, fills, three: w.ex.accounts.find(addr(3))!.id, one: w.ex.accounts.find(addr(1))!.id };
+  }
+
+  test('a settlement past a long\'s bankruptcy price: a fund that can carry the deficit pays it', () => {
+    const { w, fills } = settledPastBankruptcy('10000');
+    assert.deepEqual(fills, [], 'no deleveraging');
+    assert.equal(w.insurance(), fx('2950'), 'the fund paid the 7,050 the long could not');
+    assert.equal(w.perps(3), 0n);
+  });
+
+  test('a settlement past a long\'s bankruptcy price: a deficit the fund cannot carry is deleveraged, never paid', () => {
+    // Before: the fund paid the 7,050 out of 1,000 and ended at −6,050, the short paid in full.
+    const { w, fills, one, three } = settledPastBankruptcy('1000');
+    assert.equal(w.insurance(), fx('1000'), 'the fund paid nothing');
+    // The long is closed against the short at the price where its 2,950 is gone, not at 90,000.
+    assert.deepEqual(fills, [{ price: fx('97050'), taker: three, maker: one }]);
+    assert.equal(w.perps(3), 0n);
+    // Account 1, short 2 BTC from 100,000: +2,950 from the deleveraged BTC, +10,000 settled.
+    assert.equal(w.perps(1), fx('100000') - fx('20') + fx('12950'));
+  });
 });

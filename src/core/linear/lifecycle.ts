@@ -25,6 +25,8 @@
  * index TWAP before expiry is known every position is closed at it (rounded to the tick) against
  * the market's clearing account (ledger type `settlement`); the market leaves the listings at once.
  * Without index history for the window, settlement waits for the next tick: never an invented price.
+ * A loss at the settlement price past the cash behind a position is the fund's while it can carry
+ * it, else the position is first deleveraged at its bankruptcy price (as in step 4 above).
  */
 import { BUY, SELL } from '../book/order-book.ts';
 import type { Ledger } from '../ledger/ledger.ts';
@@ -34,7 +36,7 @@ import type { MarginMode } from '../records.ts';
 import type { LinearAccount } from './account.ts';
 import type { LinearEngine } from './engine.ts';
 import { FundingState, intervalRate, nextFundingTime, samplePremium, type FundingSettings } from './funding.ts';
-import { accountRisk, bankruptcyTicks, isolatedHealth } from './margin.ts';
+import { accountRisk, bankruptcyTicks, crossPool, isolatedHealth, riskMark, type Realisable } from './margin.ts';
 import { MARK_SETTINGS, type LinearMarket } from './market.ts';
 
 /** The funding state of an interval not sampled yet (never written: intervalRate only reads). */
@@ -307,10 +309,12 @@ export class LinearLifecycle {
     return risk.crossEquity - deficit >= maintenance;
   }
 
-  /** Closes `p` against the most profitable opposite positions at the price where its cash is zero. */
-  private deleverage(p: Position, cash: Fixed): void {
+  /**
+   * Closes `p` against the most profitable opposite positions (valued at `mark`) at the price where
+   * its cash is zero.
+   */
+  private deleverage(p: Position, cash: Fixed, mark: Fixed = p.market.mark!): void {
     const market = p.market;
-    const mark = market.mark!;
     const size = market.units.size(p.size);
     const bankrupt = divRound((p.cost - cash) * SCALE, size, p.size > 0 ? 'ceil' : 'floor');
     const ticks = Number(divRound(bankrupt, market.units.tick, p.size > 0 ? 'ceil' : 'floor'));
@@ -387,8 +391,80 @@ export class LinearLifecycle {
     if (price === null) return;
     const ticks = Number(divRound(price, market.units.tick, 'halfUp'));
     market.settlementPrice = market.units.price(ticks);
+    this.deleverageSettlementDeficits(market, market.settlementPrice, now);
     this.engine.settleMarket(market, ticks);
     market.settled = true;
+  }
+
+  /**
+   * The settlement price may lie past a position's bankruptcy price (a final window without a fresh
+   * index settles at the first index after expiry, however far from the last mark). Such a deficit
+   * is the insurance fund's only while the fund can carry it, by fundCanCarry's rule (its equity
+   * after paying still covers the maintenance margin of what it holds, its own position here valued
+   * at the settlement price); settleMarket then has the fund pay it (coverShortfall). A deficit it
+   * cannot carry is socialised as in liquidation: the position is closed at its bankruptcy price
+   * against the winning side, most profitable first (deleverage), and they settle the rest at the
+   * settlement price. Invariant: the fund never pays more than it holds (up to rounding dust).
+   */
+  private deleverageSettlementDeficits(market: LinearMarket, price: Fixed, now: number): void {
+    const realisable: Realisable = (m) => m.status === 'open' && this.engine.markAt(m, now) !== null;
+    let room = this.fundRoomAt(market, price);
+    const own = this.engine.account(FUND_ACCOUNT).position(market, 'cross');
+    if (own !== undefined && own.size !== 0 && room < 0n && own.unrealized(price) < 0n) {
+      // The fund's own position loses past its equity: closed where that equity is zero.
+      this.deleverage(own, room - own.unrealized(price) + this.maintenanceOthers(), price);
+      room = this.fundRoomAt(market, price);
+    }
+    for (const p of [...market.positions]) {
+      if (p.size === 0 || p.accountId === FUND_ACCOUNT) continue;
+      const cash = this.engine.cash.unitsDown(this.settlementCash(p, price, realisable));
+      const deficit = this.engine.cash.unitsUp(-(cash + p.unrealized(price)));
+      if (deficit <= 0n) continue;
+      if (deficit <= room) room -= deficit;
+      else this.deleverage(p, cash, price);
+    }
+  }
+
+  /**
+   * What the fund could pay now and still carry what it holds: its equity (cash plus unrealised
+   * PnL at the risk marks, its position in the settling `market` at `price`) less the maintenance
+   * margin of its positions in the other markets.
+   */
+  private fundRoomAt(market: LinearMarket, price: Fixed): Fixed {
+    const fund = this.engine.account(FUND_ACCOUNT);
+    const risk = accountRisk(fund, this.deps.ledger.balance(fund.perpsLedger));
+    let room = risk.crossEquity - risk.positionMM;
+    const own = fund.position(market, 'cross');
+    const mark = riskMark(market);
+    if (own !== undefined && own.size !== 0 && mark !== null) {
+      room += own.unrealized(price) - own.unrealized(mark) + market.margin.maintenance(own.notional(mark));
+    }
+    return room;
+  }
+
+  /** The maintenance margin of the fund's positions in open markets (what fundRoomAt keeps back). */
+  private maintenanceOthers(): Fixed {
+    let mm = 0n;
+    for (const p of this.engine.account(FUND_ACCOUNT).positions.values()) {
+      const mark = p.market.status === 'open' ? riskMark(p.market) : null;
+      if (p.size !== 0 && mark !== null) mm += p.market.margin.maintenance(p.notional(mark));
+    }
+    return mm;
+  }
+
+  /**
+   * The cash that pays `p`'s settlement loss (what settleMarket's coverShortfall draws on before the
+   * fund): an isolated position's allocation; for a cross position the cross cash, the profit
+   * settleProfit can realise, and what the account's isolated position here releases as it settles.
+   */
+  private settlementCash(p: Position, price: Fixed, realisable: Realisable): Fixed {
+    if (p.marginMode === 'isolated') return p.isolatedMargin;
+    const account = this.engine.account(p.accountId);
+    let cash = crossPool(account, this.engine.balance(p.accountId), realisable).available;
+    const isolated = account.position(p.market, 'isolated');
+    const released = isolated === undefined || isolated.size === 0 ? 0n : isolated.isolatedMargin + isolated.unrealized(price);
+    if (released > 0n) cash += released;
+    return cash;
   }
 }
 
