@@ -312,6 +312,38 @@ describe('a cross account solvent through unrealised profit', () => {
 });
 
 
+describe('profit at a stale mark', () => {
+  test('does not keep a losing position out of liquidation: the fund pays nothing while the profit stays', () => {
+    const w = twoMarkets('5000');
+    w.fund(3, '1000000');
+    w.index('3000', 'ETH');
+    w.order(2, 'sell', '10', '3000', 'cross', 'ETH-PERP');
+    w.order(1, 'buy', '10', null, 'cross', 'ETH-PERP'); // ETH long, fee 15
+    w.order(2, 'buy', '1', '100000');
+    w.order(1, 'sell', '1', null); // BTC short, fee 50
+    for (const price of ['3140', '3290', '3450', '3620', '3800', '4000']) {
+      w.index(price, 'ETH');
+      w.tick();
+    }
+    const eth = w.ex.linear.markets.get('ETH-PERP')!;
+    assert.equal(eth.mark, fx('4000'), 'the ETH long carries 10 000 of profit');
+    w.now += 3 * HOUR; // the ETH feed stops: its profit sits at the last mark and cannot be realised
+    w.index('100000');
+    w.order(3, 'sell', '2', '114800');
+    w.entries.length = 0;
+    for (const price of ['104000', '108000', '111000', '113000', '114000', '114500']) {
+      w.index(price);
+      w.tick();
+    }
+    assert.equal(eth.mark, null, 'no ETH mark');
+    // Before: the ETH profit kept the BTC short open up to 114 500, whose loss (14 500) the cash
+    // could not pay, and the fund paid 9 922.4 to an account still holding 10 000 of ETH profit.
+    assert.equal(w.size(1), 0, 'the BTC short was liquidated');
+    assert.equal(w.fundPaid(), 0n, 'the fund paid nothing');
+    assert.equal(w.position(1, 'cross', 'ETH-PERP')?.size, 10_000, 'the ETH long stays');
+  });
+});
+
 describe('cross and isolated positions in one account', () => {
   // The isolated allocations sit inside the perps bucket, ring-fenced: a cross loss is paid by the
   // cross cash (the bucket less the allocations), then by the cross profit, then by the fund, never
@@ -380,9 +412,12 @@ describe('cross and isolated positions in one account', () => {
     w.order(1, 'sell', '2', null, 'cross', 'ETH-PERP'); // ETH cross short, fee 4
     w.index('110000'); // BTC profit 1 000
     w.now += 4 * HOUR; // the BTC index goes stale (3 h); ETH keeps publishing
-    w.index('4995', 'ETH');
+    // ETH at 4 800: 1 600 of loss leaves 391 of realisable equity, above the maintenance margin of
+    // about 302 (the stale BTC profit does not count there: at 4 995 the short would be liquidated).
+    w.index('4800', 'ETH');
     assert.equal(w.ex.linear.markAt(w.ex.linear.markets.get('BTC-PERP')!, w.now), null, 'no BTC mark');
     w.order(2, 'sell', '2', '4995', 'cross', 'ETH-PERP', { reduceOnly: true });
+    assert.equal(w.position(1, 'cross', 'ETH-PERP')?.size, -2000, 'not liquidated');
     w.entries.length = 0;
     // Closing at 4 995 realises −1 990 and a 4.995 fee against 1 991 of cash: only the BTC profit
     // would cover it, and settleProfit cannot realise it at a stale mark. Before: filled, and the

@@ -4,7 +4,7 @@
  * auto-deleveraging, and dated-future expiry. research/mechanics.md 1.3, 1.7 and 2.
  *
  * Liquidation, per account (cross) or per position (isolated), when equity < maintenance margin at
- * a fresh mark:
+ * a fresh mark (a cross account's equity counting profit only where it can be realised now):
  *   1. cancel the account's orders (frees order margin);
  *   2. send a reduce-only IOC order into the book for the position — 20 % chunks for positions above
  *      `partialAboveNotional`, one chunk per `cooldownMs` — priced no worse than the bankruptcy price
@@ -193,8 +193,8 @@ export class LinearLifecycle {
   private checkAccount(accountId: number): void {
     const account = this.engine.findAccount(accountId);
     if (account === undefined) return;
-    const risk = accountRisk(account, this.engine.balance(accountId));
-    if (risk.positionMM > 0n && risk.crossEquity < risk.positionMM) this.liquidateCross(accountId);
+    const cross = this.crossHealth(account);
+    if (cross.maintenance > 0n && cross.equity < cross.maintenance) this.liquidateCross(accountId);
     for (const p of [...account.positions.values()]) {
       if (p.marginMode !== 'isolated' || p.size === 0) continue;
       const health = isolatedHealth(p);
@@ -212,11 +212,22 @@ export class LinearLifecycle {
       if (target === null || p.cachedMM > target.cachedMM) target = p;
     }
     if (target === null) return;
-    const risk = () => accountRisk(account, this.engine.balance(accountId));
-    this.liquidatePosition(target, () => {
-      const r = risk();
-      return { equity: r.crossEquity, maintenance: r.positionMM, cash: r.balance - r.isolatedAllocated };
-    });
+    this.liquidatePosition(target, () => this.crossHealth(account));
+  }
+
+  /**
+   * A cross account's health: its equity with profit only where it can be realised now (an open
+   * market at a fresh mark, cash.ts settleProfit), against the maintenance margin of all its cross
+   * positions, and its cross cash. Profit at a stale mark (the index down, an expired future not
+   * yet settled) cannot pay a loss: counted, it would keep a losing position open past the cash and
+   * the fund would pay the loss while the profit stayed with the account. Losses count at any mark.
+   * An account solvent only through such profit is therefore liquidated (its positions with a
+   * fresh mark); it keeps that profit.
+   */
+  private crossHealth(account: LinearAccount): { equity: Fixed; maintenance: Fixed; cash: Fixed } {
+    const risk = accountRisk(account, this.engine.balance(account.id));
+    const equity = crossPool(account, risk.balance, this.engine.makers.realisable).equity;
+    return { equity, maintenance: risk.positionMM, cash: risk.balance - risk.isolatedAllocated };
   }
 
   private liquidateIsolated(p: Position): void {
@@ -391,7 +402,7 @@ export class LinearLifecycle {
     if (price === null) return;
     const ticks = Number(divRound(price, market.units.tick, 'halfUp'));
     market.settlementPrice = market.units.price(ticks);
-    this.deleverageSettlementDeficits(market, market.settlementPrice, now);
+    this.deleverageSettlementDeficits(market, market.settlementPrice);
     this.engine.settleMarket(market, ticks);
     market.settled = true;
   }
@@ -406,8 +417,8 @@ export class LinearLifecycle {
    * against the winning side, most profitable first (deleverage), and they settle the rest at the
    * settlement price. Invariant: the fund never pays more than it holds (up to rounding dust).
    */
-  private deleverageSettlementDeficits(market: LinearMarket, price: Fixed, now: number): void {
-    const realisable: Realisable = (m) => m.status === 'open' && this.engine.markAt(m, now) !== null;
+  private deleverageSettlementDeficits(market: LinearMarket, price: Fixed): void {
+    const realisable = this.engine.makers.realisable;
     let room = this.fundRoomAt(market, price);
     const own = this.engine.account(FUND_ACCOUNT).position(market, 'cross');
     if (own !== undefined && own.size !== 0 && room < 0n && own.unrealized(price) < 0n) {
