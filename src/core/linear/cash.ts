@@ -223,16 +223,18 @@ export class LinearCash {
   }
 
   /**
-   * Charges a liquidation fee the lifecycle capped by the equity behind the position. An isolated
-   * fee comes out of the allocation; a cross fee out of the cross collateral, realising profit of
-   * the account's other cross positions where the cash is short (settleProfit). What neither
-   * covers (at most a rounding unit per position) is not charged.
+   * Charges a liquidation fee the lifecycle capped by the equity behind the position. An open
+   * isolated position's fee comes out of its allocation; a closed one has released its allocation
+   * to the cross cash, and the lifecycle capped the fee by what it released, so it is charged as a
+   * cross fee is: out of the cross collateral, realising profit of the account's other cross
+   * positions where the cash is short (settleProfit). What neither covers (at most a rounding unit
+   * per position) is not charged.
    */
   chargeLiquidationFee(p: Position, amount: Fixed): void {
     const account = this.deps.account(p.accountId);
     const at = this.deps.now();
     let charged = amount;
-    if (p.marginMode === 'isolated') {
+    if (p.marginMode === 'isolated' && p.size !== 0) {
       p.isolatedMargin -= amount;
     } else {
       let cash = this.crossCash(account);

@@ -136,6 +136,27 @@ describe('liquidation', () => {
     assert.ok(w.perps(1) >= 0n);
   });
 
+  test('an isolated long closed in full into the book pays the fee out of what the close released', () => {
+    const w = new World();
+    w.index('100000');
+    w.fund(1, '3000');
+    w.fund(2, '1000000');
+    w.fund(3, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    assert.ok(w.order(1, 'buy', '1', null, { marginMode: 'isolated' }).ok); // allocation 2 000, fee 50
+    w.order(3, 'buy', '1', '98500');
+    const market = w.ex.linear.markets.get('BTC-PERP')!;
+    const p = w.ex.linear.findAccount(w.ex.accounts.find(addr(1))!.id)!.position(market, 'isolated')!;
+    const fundBefore = w.insurance();
+    w.index('98900');
+    w.tick(w.now + 1000);
+    assert.deepEqual([p.size, p.status], [0, 'liquidated']);
+    // Sold at 98 500: 2 000 − 1 500 − the 49.25 taker fee leaves 450.75, under the 1 % fee (985).
+    // Before: the close released it all to the cross cash first, and no fee was charged.
+    assert.equal(w.insurance() - fundBefore, fx('450.75'), 'the fee took what the close released');
+    assert.equal(w.perps(1), fx('950'), 'the cross cash is untouched');
+  });
+
   test('a cross liquidation beyond the cash is paid out of the other positions\' profit, the fee too', () => {
     const w = new World();
     const eth = (price: string) => w.ok({ type: 'index.publish', underlying: 'ETH', price: fx(price), sourceTs: w.now });

@@ -255,12 +255,16 @@ export class LinearLifecycle {
     if (lots > 0) {
       const side = p.size > 0 ? SELL : BUY;
       const limit = bankruptcyTicks(p, h.equity, mark);
+      const account = this.engine.account(p.accountId);
+      const crossCashBefore = this.engine.cash.crossCash(account);
       const order = this.engine.liquidationOrder(p.accountId, market, p.marginMode, side, lots, limit);
       p.lastLiquidationAt = now;
       const after = health();
       // Cross: the equity pays (the engine realises profit where the cash is short). Isolated: the
-      // allocation is all the position has.
-      const payable = p.marginMode === 'cross' || after.equity < after.cash ? after.equity : after.cash;
+      // allocation is all the position has; closed in full, it has already released what was left
+      // of it (allocation + PnL − fill fees, never below zero) to the cross cash: that pays.
+      let payable = p.marginMode === 'cross' || after.equity < after.cash ? after.equity : after.cash;
+      if (p.marginMode === 'isolated' && p.size === 0) payable = this.engine.cash.crossCash(account) - crossCashBefore;
       this.chargeLiquidationFee(p, order.filledNotional, payable);
       if (p.size === 0) p.status = 'liquidated';
       unfilled = order.filledLots < lots;
