@@ -201,6 +201,30 @@ describe('the fund takes over only what it can carry', () => {
   });
 });
 
+describe('deleveraging against the account\'s own opposite position', () => {
+  test('a bankrupt cross long whose only counterparty is its own isolated short is closed against it', () => {
+    const w = new World(); // an empty fund
+    w.index('100000');
+    w.fund(1, '5000');
+    w.fund(2, '1000000');
+    w.order(2, 'sell', '1', '100000');
+    w.order(1, 'buy', '1', null); // cross long, fee 50
+    w.order(2, 'buy', '1', '100000');
+    w.order(1, 'sell', '1', null, 'isolated'); // isolated short 2 000, fee 50: account 2 is flat
+    const long = w.position(1, 'cross')!;
+    const short = w.position(1, 'isolated')!;
+    w.entries.length = 0;
+    w.index('96000'); // the long: 2 900 of cross cash, 4 000 down
+    // Before: deleverage skipped the account's own short, closed nothing and still marked the long
+    // liquidated; its loss grew unrealised and the ladder ran again on every tick.
+    assert.deepEqual([long.size, long.status, short.size], [0, 'liquidated', 0]);
+    assert.deepEqual(w.adl.map((t) => [t.price, t.from, t.to]), [[fx('97100'), w.id(1), w.id(1)]], 'at the bankruptcy price');
+    assert.equal(w.fundPaid(), 0n);
+    assert.equal(w.cash(), 0n);
+    assert.equal(w.perps(1), fx('4900'), 'the account lost only its fees: the two positions netted');
+  });
+});
+
 describe('a fund below maintenance on what it holds is deleveraged', () => {
   test('at the mark while its equity is positive', () => {
     const w = new World();

@@ -16,7 +16,7 @@
  *   4. if the fund cannot carry it (its equity — cash plus the unrealised PnL of what it holds —
  *      after paying that deficit is below the maintenance margin of all it would then hold), the
  *      position is deleveraged instead: closed at the bankruptcy price against opposite positions,
- *      most profitable (unrealised PnL over cost) first.
+ *      most profitable (unrealised PnL over cost) first, the account's own opposite position last.
  * The fund unwinds positions it took over by reduce-only IOC orders at the mark or better; when its
  * equity falls below the maintenance margin of what it holds, those positions are deleveraged (at
  * the mark, or where its equity is zero if it is negative).
@@ -308,7 +308,7 @@ export class LinearLifecycle {
     }
     const ticks = Number(divRound(mark, p.market.units.tick, 'halfUp'));
     this.engine.transferPosition(p, FUND_ACCOUNT, 'cross', Math.abs(p.size), ticks, 'backstop');
-    p.status = 'liquidated';
+    if (p.size === 0) p.status = 'liquidated';
   }
 
   /**
@@ -326,23 +326,28 @@ export class LinearLifecycle {
 
   /**
    * Closes `p` against the most profitable opposite positions (valued at `mark`) at the price where
-   * its cash is zero.
+   * its cash is zero. The account's own opposite position in the market (its other margin mode)
+   * comes last: it absorbs what other accounts do not hold, so `p` always closes in full (longs
+   * equal shorts). Between two positions of one account the trade moves no money out of it: what
+   * one loses at that price the other gains, the bankrupt side's loss stopping at its cash.
    */
   private deleverage(p: Position, cash: Fixed, mark: Fixed = p.market.mark!): void {
     const market = p.market;
     const size = market.units.size(p.size);
     const bankrupt = divRound((p.cost - cash) * SCALE, size, p.size > 0 ? 'ceil' : 'floor');
     const ticks = Number(divRound(bankrupt, market.units.tick, p.size > 0 ? 'ceil' : 'floor'));
+    const own = (q: Position) => (q.accountId === p.accountId ? 1 : 0);
     const candidates = [...market.positions]
-      .filter((q) => q !== p && q.accountId !== p.accountId && q.size !== 0 && Math.sign(q.size) !== Math.sign(p.size))
+      .filter((q) => q !== p && q.size !== 0 && Math.sign(q.size) !== Math.sign(p.size))
       .map((q) => ({ q, score: q.cost === 0n ? 0n : divRound(q.unrealized(mark) * SCALE, abs(q.cost), 'trunc') }))
-      .sort((a, b) => (b.score > a.score ? 1 : b.score < a.score ? -1 : Math.abs(b.q.size) - Math.abs(a.q.size) || a.q.accountId - b.q.accountId));
+      .sort((a, b) => own(a.q) - own(b.q) ||
+        (b.score > a.score ? 1 : b.score < a.score ? -1 : Math.abs(b.q.size) - Math.abs(a.q.size) || a.q.accountId - b.q.accountId));
     for (const { q } of candidates) {
       if (p.size === 0) break;
       const lots = Math.min(Math.abs(q.size), Math.abs(p.size));
       this.engine.adlTrade(p, q, lots, Math.max(1, ticks));
     }
-    p.status = 'liquidated';
+    if (p.size === 0) p.status = 'liquidated'; // never while it stays open
   }
 
   /** The fund closes what it took over, only at the mark or better, as the book allows. */
