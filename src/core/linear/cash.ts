@@ -16,6 +16,7 @@
  * command below zero; the fund pays in whole units of the settlement asset, rounded up, and profit
  * is realised in whole units, rounded down.
  */
+import { fail } from '../assert.ts';
 import { postFees } from '../ledger/fee-postings.ts';
 import { systemAccount, type Ledger, type LedgerAccount, type LedgerLine } from '../ledger/ledger.ts';
 import { roundTo, type Fixed } from '../money.ts';
@@ -207,6 +208,21 @@ export class LinearCash {
       settled += take;
     }
     return settled;
+  }
+
+  /**
+   * Empties the clearing account of a market settlement has left flat into the insurance fund, as
+   * the funding residue goes there: what it still holds is the rounding of the PnL posted against
+   * it (each fill's PnL floored to the unit, settleProfit's takes rounded down), never negative
+   * (the exact PnL of a flat market sums to zero, and what was posted is at most that).
+   */
+  sweepClearing(market: LinearMarket): void {
+    if (market.clearingLedger === null) return;
+    const rest = this.deps.ledger.balance(market.clearingLedger);
+    if (rest < 0n) fail(`clearing:${market.spec.id} settled at ${rest}: PnL paid out that no one lost`);
+    const insurance = systemAccount('insurance', this.deps.settlementAsset);
+    // The ledger type and ref of the options' settlement residue (clob/money-moves.ts postSettlement).
+    if (rest > 0n) this.deps.ledger.move('insurance_fund', market.clearingLedger, insurance, rest, this.deps.now(), { ref: `settlement:${market.spec.id}` });
   }
 
   /**

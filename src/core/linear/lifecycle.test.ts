@@ -331,6 +331,31 @@ describe('dated futures', () => {
     assert.deepEqual([market.settlementPrice, market.positions.size, w.size(2, id)], [fx('102000'), 0, 0]);
   });
 
+  test('what a settled market\'s clearing account keeps of the PnL rounding goes to the insurance fund', () => {
+    const { w, expiry, id, request } = futurePosition();
+    const lot = (side: 0 | 1, price: string | null) => ({ ...request(side, price), quantity: fx('0.0001') });
+    // Account 2 adds one lot at 100 000.1 and closes one at 100 000: the closed share of its cost
+    // is not a whole unit, and the PnL posted for it is floored, leaving a rest in the clearing.
+    w.ok({ type: 'perp.place', account: addr(1), request: lot(1, '100000.1') });
+    w.ok({ type: 'perp.place', account: addr(2), request: lot(0, null) });
+    w.ok({ type: 'perp.place', account: addr(1), request: lot(0, '100000') });
+    w.ok({ type: 'perp.place', account: addr(2), request: lot(1, null) });
+    const market = w.ex.linear.markets.get(id)!;
+    const clearing = () => w.ex.ledger.balance(market.clearingLedger!);
+    assert.equal(clearing(), fx('0.000001'), 'rounding rests in the clearing account');
+    const fundBefore = w.insurance();
+    for (let t = expiry - 31 * 60_000; t <= expiry + 1000; t += 60_000) {
+      w.index('100000', t);
+      w.tick(t);
+    }
+    w.tick(expiry + 2000);
+    assert.deepEqual([market.settled, market.positions.size], [true, 0]);
+    // Before: the rest stayed in clearing:<market> of a delisted market for ever.
+    assert.equal(clearing(), 0n, 'the flat market\'s clearing account is empty');
+    // That rest and the one the settlement's own floored PnL adds.
+    assert.equal(w.insurance() - fundBefore, fx('0.000002'), 'its rest went to the fund');
+  });
+
   /**
    * Account 3 long 1 BTC of the future on 3,000 (2,950 after the fee), the index stale through
    * the final window, then a first fresh index at 90,000: settled there, its loss is 10,000.

@@ -26,7 +26,8 @@
  * the market's clearing account (ledger type `settlement`); the market leaves the listings at once.
  * Without index history for the window, settlement waits for the next tick: never an invented price.
  * A loss at the settlement price past the cash behind a position is the fund's while it can carry
- * it, else the position is first deleveraged at its bankruptcy price (as in step 4 above).
+ * it, else the position is first deleveraged at its bankruptcy price (as in step 4 above). The
+ * rounding rest left in the flat market's clearing account then goes to the insurance fund.
  */
 import { BUY, SELL } from '../book/order-book.ts';
 import type { Ledger } from '../ledger/ledger.ts';
@@ -413,6 +414,7 @@ export class LinearLifecycle {
     market.settlementPrice = market.units.price(ticks);
     this.deleverageSettlementDeficits(market, market.settlementPrice);
     this.engine.settleMarket(market, ticks);
+    this.engine.cash.sweepClearing(market);
     market.settled = true;
   }
 
