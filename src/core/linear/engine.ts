@@ -876,13 +876,20 @@ export class LinearEngine implements MatchSink {
     this.cash.post('realized_pnl');
   }
 
-  /** Auto-deleveraging: `p` and the opposite position `q` both shrink by `lots` at `priceTicks`. */
+  /**
+   * Auto-deleveraging: `p` and the opposite position `q` both shrink by `lots` at `priceTicks`.
+   * Two positions of one account (its cross and isolated ones) are netted without a fill: no
+   * counterparty traded, and a fill has one side per account (trade history keys its rows by
+   * account and trade id); their position snapshots and realised PnL entries record it.
+   */
   adlTrade(p: Position, q: Position, lots: number, priceTicks: number): void {
     const signed = p.size > 0 ? -lots : lots;
     const realized = this.movePosition(p.accountId, p.market, p.marginMode, signed, priceTicks);
     const qRealized = this.movePosition(q.accountId, q.market, q.marginMode, -signed, priceTicks);
-    this.directFill(p.market, priceTicks, lots, { accountId: p.accountId, side: signed > 0 ? BUY : SELL, mode: p.marginMode, realized },
-      { accountId: q.accountId, mode: q.marginMode, realized: qRealized }, 'adl');
+    if (p.accountId !== q.accountId) {
+      this.directFill(p.market, priceTicks, lots, { accountId: p.accountId, side: signed > 0 ? BUY : SELL, mode: p.marginMode, realized },
+        { accountId: q.accountId, mode: q.marginMode, realized: qRealized }, 'adl');
+    }
     this.cash.post('realized_pnl');
   }
 

@@ -218,7 +218,10 @@ describe('deleveraging against the account\'s own opposite position', () => {
     // Before: deleverage skipped the account's own short, closed nothing and still marked the long
     // liquidated; its loss grew unrealised and the ladder ran again on every tick.
     assert.deepEqual([long.size, long.status, short.size], [0, 'liquidated', 0]);
-    assert.deepEqual(w.adl.map((t) => [t.price, t.from, t.to]), [[fx('97100'), w.id(1), w.id(1)]], 'at the bankruptcy price');
+    // Netted at the bankruptcy price, 100 000 − 2 900: the long loses its cross cash, the short
+    // gains as much. No fill: a fill has one side per account.
+    assert.deepEqual([long.realizedPnl, short.realizedPnl], [-fx('2900'), fx('2900')]);
+    assert.deepEqual(w.adl, []);
     assert.equal(w.fundPaid(), 0n);
     assert.equal(w.cash(), 0n);
     assert.equal(w.perps(1), fx('4900'), 'the account lost only its fees: the two positions netted');
