@@ -430,13 +430,15 @@ export class LinearLifecycle {
    */
   private deleverageSettlementDeficits(market: LinearMarket, price: Fixed): void {
     const realisable = this.engine.makers.realisable;
-    let room = this.fundRoomAt(market, price);
+    let fund = this.fundAt(market, price);
     const own = this.engine.account(FUND_ACCOUNT).position(market, 'cross');
-    if (own !== undefined && own.size !== 0 && room < 0n && own.unrealized(price) < 0n) {
-      // The fund's own position loses past its equity: closed where that equity is zero.
-      this.deleverage(own, room - own.unrealized(price) + this.maintenanceOthers(), price);
-      room = this.fundRoomAt(market, price);
+    if (own !== undefined && own.size !== 0 && fund.equity < 0n && own.unrealized(price) < 0n) {
+      // The fund's own position loses past its equity: closed where that equity is zero (as
+      // deleverageFund does), its cash behind it being the equity without it.
+      this.deleverage(own, fund.equity - own.unrealized(price), price);
+      fund = this.fundAt(market, price);
     }
+    let room = fund.equity - fund.maintenance;
     for (const p of [...market.positions]) {
       if (p.size === 0 || p.accountId === FUND_ACCOUNT) continue;
       const cash = this.engine.cash.unitsDown(this.settlementCash(p, price, realisable));
@@ -448,30 +450,22 @@ export class LinearLifecycle {
   }
 
   /**
-   * What the fund could pay now and still carry what it holds: its equity (cash plus unrealised
-   * PnL at the risk marks, its position in the settling `market` at `price`) less the maintenance
-   * margin of its positions in the other markets.
+   * The fund at settlement: its equity (cash plus unrealised PnL at the risk marks, its position in
+   * the settling `market` at `price`) and the maintenance margin of what it holds elsewhere (what
+   * it must still carry after paying; fundCanCarry's rule).
    */
-  private fundRoomAt(market: LinearMarket, price: Fixed): Fixed {
+  private fundAt(market: LinearMarket, price: Fixed): { equity: Fixed; maintenance: Fixed } {
     const fund = this.engine.account(FUND_ACCOUNT);
     const risk = accountRisk(fund, this.deps.ledger.balance(fund.perpsLedger));
-    let room = risk.crossEquity - risk.positionMM;
+    let equity = risk.crossEquity;
+    let maintenance = risk.positionMM;
     const own = fund.position(market, 'cross');
     const mark = riskMark(market);
     if (own !== undefined && own.size !== 0 && mark !== null) {
-      room += own.unrealized(price) - own.unrealized(mark) + market.margin.maintenance(own.notional(mark));
+      equity += own.unrealized(price) - own.unrealized(mark);
+      maintenance -= market.margin.maintenance(own.notional(mark));
     }
-    return room;
-  }
-
-  /** The maintenance margin of the fund's positions in open markets (what fundRoomAt keeps back). */
-  private maintenanceOthers(): Fixed {
-    let mm = 0n;
-    for (const p of this.engine.account(FUND_ACCOUNT).positions.values()) {
-      const mark = p.market.status === 'open' ? riskMark(p.market) : null;
-      if (p.size !== 0 && mark !== null) mm += p.market.margin.maintenance(p.notional(mark));
-    }
-    return mm;
+    return { equity, maintenance };
   }
 
   /**
