@@ -198,6 +198,9 @@ describe('amends', () => {
       [moved.id, moved.price, moved.quantity, moved.filledQuantity, moved.remainingQuantity],
       [first.id, '150.5', '0.6', '0.01', '0.59'],
     );
+    // the order history shows the amended price and size, as the live reads do
+    const listed = ok(await get(base, a, '/options/orders/me')).find((o: { id: string }) => o.id === first.id);
+    assert.deepEqual([listed.price, listed.quantity, listed.remainingQuantity], ['150.5', '0.6', '0.59']);
     refused(await post(base, c, `/options/orders/${first.id}/modify`, { price: '151' }), 404, 'NOT_FOUND');
     refused(await post(base, a, `/options/orders/${first.id}/modify`, {}), 400, 'VALIDATION_ERROR');
     refused(

@@ -207,7 +207,7 @@ export class TradingHistory implements Projector {
          filled_quantity, remaining_quantity, avg_fill_price, status, time_in_force, post_only, reduce_only,
          margin_mode, stop_price, take_profit_price, stop_loss_price, quote_id, reject_reason, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET quantity = excluded.quantity, filled_quantity = excluded.filled_quantity,
+         ON CONFLICT (id) DO UPDATE SET price = excluded.price, quantity = excluded.quantity, filled_quantity = excluded.filled_quantity,
          remaining_quantity = excluded.remaining_quantity, avg_fill_price = excluded.avg_fill_price,
          status = excluded.status, reject_reason = excluded.reject_reason, updated_at = excluded.updated_at`,
       ),
