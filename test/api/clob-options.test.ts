@@ -201,6 +201,11 @@ describe('amends', () => {
     // the order history shows the amended price and size, as the live reads do
     const listed = ok(await get(base, a, '/options/orders/me')).find((o: { id: string }) => o.id === first.id);
     assert.deepEqual([listed.price, listed.quantity, listed.remainingQuantity], ['150.5', '0.6', '0.59']);
+    // reads answer the whole Order object: the order's fills so far and the option position now
+    assert.deepEqual(listed.fills.map((f: { quantity: string; liquidity: string }) => [f.quantity, f.liquidity]), [['0.01', 'maker']]);
+    assert.equal(listed.position.size, '0.01');
+    const open = ok(await get(base, a, '/options/orders/open')).find((o: { id: string }) => o.id === first.id);
+    assert.deepEqual(open, listed);
     refused(await post(base, c, `/options/orders/${first.id}/modify`, { price: '151' }), 404, 'NOT_FOUND');
     refused(await post(base, a, `/options/orders/${first.id}/modify`, {}), 400, 'VALIDATION_ERROR');
     refused(

@@ -89,6 +89,29 @@ describe('reconciling orders', () => {
   });
 });
 
+describe('the whole Order object on reads', () => {
+  test('an order read carries every fill of the order so far and the position now, in lists and by id', async () => {
+    const bid = ok(await order(maker, { side: 'buy', price: '99500', quantity: '0.03' }), 201);
+    const sells = [];
+    for (const quantity of ['0.01', '0.005']) {
+      sells.push(ok(await order(taker, { side: 'sell', price: '99500', quantity, timeInForce: 'ioc' }), 201));
+    }
+    const tradeIds = sells.map((s) => s.fills[0].tradeId);
+    const byId = ok(await get(maker, `/perps/orders/${bid.id}`));
+    assert.deepEqual(byId.fills.map((f: Json) => [f.tradeId, f.quantity, f.liquidity]), [[tradeIds[0], '0.01', 'maker'], [tradeIds[1], '0.005', 'maker']]);
+    assert.deepEqual(Object.keys(byId.fills[0]).sort(), ['createdAt', 'fee', 'feeBps', 'liquidity', 'price', 'quantity', 'tradeId']);
+    assert.equal(byId.position.marketId, BTC);
+    const open = (ok(await get(maker, '/perps/orders/open')) as Json[]).find((o) => o.id === bid.id);
+    assert.deepEqual(open, byId, 'the live list answers the same object');
+    assert.deepEqual((ok(await get(maker, '/perps/orders?limit=1')) as Json[])[0], byId);
+    const ioc = ok(await get(taker, `/perps/orders/${sells[0].id}`));
+    assert.deepEqual(ioc.fills.map((f: Json) => [f.tradeId, f.liquidity]), [[tradeIds[0], 'taker']]);
+    ok(await call(base, `/perps/orders/${bid.id}/cancel`, { method: 'POST', token: maker.token }));
+    ok(await order(maker, { side: 'sell', price: '99500', quantity: '0.015' }), 201); // both flat again
+    ok(await call(base, '/perps/positions/close', { method: 'POST', token: taker.token, body: { marketId: BTC } }));
+  });
+});
+
 describe('filters and parameters', () => {
   test('an unknown market filter is 404 on every account list; positions filter by market', async () => {
     for (const path of ['/perps/orders', '/perps/orders/open', '/perps/trades', '/perps/positions']) {

@@ -13,10 +13,10 @@ import { callerAddress } from '../auth/identity.ts';
 import { histories, type GatewayContext } from '../context.ts';
 import { HISTORY_ONLY } from '../durable-reads.ts';
 import { dec, iso } from '../format.ts';
-import { OptionPositionSchema, optionPositionView, PortfolioBalancesView } from '../schemas/clob.ts';
+import { ClobOrderResultView, OptionPositionSchema, optionPositionView, PortfolioBalancesView } from '../schemas/clob.ts';
 import { listLimit, responses, StringEnum } from '../schemas/common.ts';
-import { OrderView, orderView } from '../schemas/orders.ts';
 import { balancesView, PortfolioView, portfolioView } from './clob-portfolio.ts';
+import { clobOrderReads } from './order-reads.ts';
 import { TradeView } from './perps-account.ts';
 
 const STATUSES = ['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired'] as const;
@@ -54,14 +54,15 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
           },
           { additionalProperties: false },
         ),
-        response: responses({ 200: Type.Array(OrderView) }),
+        response: responses({ 200: Type.Array(ClobOrderResultView) }),
       },
     }, async (req) => {
-      const id = accountId(callerAddress(req));
+      const address = callerAddress(req);
+      const id = accountId(address);
       if (id === undefined) return [];
       const { limit, marketId, status, before } = req.query;
       const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, status };
-      return (await histories(ctx)).trading.orders({ ...query, beforeId: before }).map(orderView);
+      return clobOrderReads(ctx, address, (await histories(ctx)).trading.orders({ ...query, beforeId: before }));
     });
   }
 
@@ -72,16 +73,18 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
         tags: TAGS,
         summary: 'The caller\'s resting option and spot orders (additive)',
         querystring: Type.Object({ marketId: MarketFilter }, { additionalProperties: false }),
-        response: responses({ 200: Type.Array(OrderView) }),
+        response: responses({ 200: Type.Array(ClobOrderResultView) }),
       },
     }, async (req) => {
-      const id = accountId(callerAddress(req));
+      const address = callerAddress(req);
+      const id = accountId(address);
       const account = id === undefined ? undefined : ctx.exchange.clob.findAccount(id);
       if (account === undefined) return [];
-      return [...account.orders.values()]
+      const orders = [...account.orders.values()]
         .filter((o) => req.query.marketId === undefined || o.market.spec.id === req.query.marketId)
         .sort((a, b) => b.id - a.id)
-        .map((o) => orderView(orderRecord(o)));
+        .map(orderRecord);
+      return clobOrderReads(ctx, address, orders);
     });
   }
 

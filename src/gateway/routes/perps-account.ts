@@ -12,8 +12,9 @@ import { histories, type GatewayContext } from '../context.ts';
 import { HISTORY_ONLY } from '../durable-reads.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import { IsoTime, listLimit, NullableString, OrderIdParams, responses, StringEnum } from '../schemas/common.ts';
-import { ClientOrderId, MarginModeSchema, OrderView, orderView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
+import { ClientOrderId, MarginModeSchema, OrderResultView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
 import { apiError } from '../errors.ts';
+import { perpOrderReads } from './order-reads.ts';
 import { checkMarketFilter } from './perps-views.ts';
 
 const StatusSchema = StringEnum(['untriggered', 'open', 'filled', 'cancelled', 'rejected', 'expired']);
@@ -56,19 +57,19 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
         },
         { additionalProperties: false },
       ),
-      response: responses({ 200: Type.Array(OrderView) }, [400, 401, 403, 404, 429]),
+      response: responses({ 200: Type.Array(OrderResultView) }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
     const q = req.query;
     checkMarketFilter(ctx, q.marketId);
-    const id = accountId(callerAddress(req));
+    const address = callerAddress(req);
+    const id = accountId(address);
     if (id === undefined) return [];
-    return (await histories(ctx)).trading
-      .orders({
-        accountId: id, engine: 'linear', limit: q.limit ?? 100, marketId: q.marketId, marginMode: q.marginMode, status: q.status as never,
-        clientOrderId: q.clientOrderId, beforeId: q.before,
-      })
-      .map(orderView);
+    const orders = (await histories(ctx)).trading.orders({
+      accountId: id, engine: 'linear', limit: q.limit ?? 100, marketId: q.marketId, marginMode: q.marginMode, status: q.status as never,
+      clientOrderId: q.clientOrderId, beforeId: q.before,
+    });
+    return perpOrderReads(ctx, address, orders);
   });
 
   app.get('/perps/orders/:id', {
@@ -78,13 +79,14 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
       summary: 'One of the caller\'s perp orders, in any status (reconcile after a lost response)',
       description: 'Includes everything answered before the read. 404 for an unknown id or another account\'s order. To find an order by the clientOrderId sent with it, use GET /perps/orders?clientOrderId=.',
       params: OrderIdParams,
-      response: responses({ 200: OrderView }, [400, 401, 403, 404, 429]),
+      response: responses({ 200: OrderResultView }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
-    const id = accountId(callerAddress(req));
+    const address = callerAddress(req);
+    const id = accountId(address);
     const order = id === undefined ? undefined : (await histories(ctx)).trading.order(Number(req.params.id));
     if (order === undefined || order.accountId !== id || order.engine !== 'linear') throw apiError('NOT_FOUND', `order ${req.params.id} not found`);
-    return orderView(order);
+    return (await perpOrderReads(ctx, address, [order]))[0]!;
   });
 
   app.get('/perps/orders/open', {
@@ -93,17 +95,19 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
       tags: ['perps'],
       summary: 'The caller\'s resting and untriggered perp orders',
       querystring: Type.Object({ marketId: MarketFilter }, { additionalProperties: false }),
-      response: responses({ 200: Type.Array(OrderView) }, [400, 401, 403, 404, 429]),
+      response: responses({ 200: Type.Array(OrderResultView) }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
     checkMarketFilter(ctx, req.query.marketId);
-    const id = accountId(callerAddress(req));
+    const address = callerAddress(req);
+    const id = accountId(address);
     const account = id === undefined ? undefined : ctx.exchange.linear.findAccount(id);
     if (account === undefined) return [];
-    return [...account.orders.values()]
+    const orders = [...account.orders.values()]
       .filter((o) => req.query.marketId === undefined || o.market.spec.id === req.query.marketId)
       .sort((a, b) => b.id - a.id)
-      .map((o) => orderView(orderRecord(o)));
+      .map(orderRecord);
+    return perpOrderReads(ctx, address, orders);
   });
 
   app.get('/perps/positions', {

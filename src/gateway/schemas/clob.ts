@@ -302,12 +302,17 @@ export function instrumentView(
   };
 }
 
-/** An options/spot order as order actions return it: its fills and the resulting option position. */
+/**
+ * An options/spot order, the whole Order object: order actions answer it with this request's fills
+ * and the resulting option position, reads with every fill so far and the position now.
+ */
 export const ClobOrderResultView = Type.Object({
   ...OrderView.properties,
-  fills: Type.Array(FillView),
+  fills: Type.Array(FillView, {
+    description: 'order actions: the fills of this request; reads: every fill of the order so far, oldest first',
+  }),
   position: OrNull(OptionPositionSchema, {
-    description: 'the option position after the order; null for spot (holdings are balances)',
+    description: 'the option position after the order (or now, for a read); null when flat, and for spot (holdings are balances)',
   }),
 });
 

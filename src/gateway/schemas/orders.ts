@@ -105,11 +105,18 @@ const orderFields = {
 /** An order as lists return it. */
 export const OrderView = Type.Object(orderFields);
 
-/** An order as order actions return it: with this request's fills and the resulting position. */
+/**
+ * The whole Order object (decisions.md): an order action answers it with this request's fills and
+ * the resulting position; a read with every fill of the order so far and the position now.
+ */
 export const OrderResultView = Type.Object({
   ...orderFields,
-  fills: Type.Array(FillView),
-  position: OrNull(PositionViewSchema),
+  fills: Type.Array(FillView, {
+    description: 'order actions: the fills of this request; reads: every fill of the order so far, oldest first',
+  }),
+  position: OrNull(PositionViewSchema, {
+    description: 'the caller\'s position in the order\'s market and margin mode (after the action, or now for a read); null when flat',
+  }),
 });
 
 export const PreviewView = Type.Object({

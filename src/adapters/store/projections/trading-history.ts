@@ -65,6 +65,12 @@ const MIGRATIONS = [
     id: '0202_orders_by_client_id',
     sql: `CREATE INDEX orders_by_client_id ON orders (account_id, client_order_id) WHERE client_order_id IS NOT NULL;`,
   },
+  {
+    // Order reads carry the order's fills (decisions.md "Order object"): a page of orders finds them
+    // in one indexed lookup instead of a walk of the account's trades.
+    id: '0203_trades_by_order',
+    sql: `CREATE INDEX trades_by_order ON trades (account_id, engine, order_id);`,
+  },
 ];
 
 export interface OrderQuery {
@@ -172,6 +178,20 @@ export class TradingHistory implements Projector {
     return (this.db.prepare(sql).all(...args, q.limit) as OrderRow[]).map(toOrder);
   }
 
+  /** The fills of some of an account's orders, by order id, oldest first (orders without fills absent). */
+  fillsOf(accountId: number, engine: EngineName, orderIds: readonly number[]): Map<string, TradeRow[]> {
+    const byOrder = new Map<string, TradeRow[]>();
+    if (orderIds.length === 0) return byOrder;
+    const sql = `SELECT * FROM trades WHERE account_id = ? AND engine = ? AND order_id IN (${orderIds.map(() => '?').join(',')})
+      ORDER BY trade_id`;
+    for (const row of (this.db.prepare(sql).all(accountId, engine, ...orderIds) as TradeDbRow[]).map(toTrade)) {
+      const list = byOrder.get(row.orderId);
+      if (list === undefined) byOrder.set(row.orderId, [row]);
+      else list.push(row);
+    }
+    return byOrder;
+  }
+
   trades(q: TradeQuery): TradeRow[] {
     const where = ['account_id = ?', 'engine = ?', 'trade_id < ?'];
     const args: (string | number)[] = [q.accountId, q.engine, q.beforeId ?? Number.MAX_SAFE_INTEGER];
@@ -180,24 +200,7 @@ export class TradingHistory implements Projector {
       args.push(q.marketId);
     }
     const sql = `SELECT * FROM trades WHERE ${where.join(' AND ')} ORDER BY trade_id DESC LIMIT ?`;
-    const rows = this.db.prepare(sql).all(...args, q.limit) as {
-      trade_id: number; order_id: number; market_id: string; side: SideName; price: string; quantity: string;
-      liquidity: Liquidity; fee: string; fee_bps: string; realized_pnl: string; margin_mode: MarginMode; created_at: number;
-    }[];
-    return rows.map((r) => ({
-      tradeId: String(r.trade_id),
-      orderId: String(r.order_id),
-      marketId: r.market_id,
-      side: r.side,
-      price: storedDecimal(r.price),
-      quantity: storedDecimal(r.quantity),
-      liquidity: r.liquidity,
-      fee: storedDecimal(r.fee),
-      feeBps: storedDecimal(r.fee_bps),
-      realizedPnl: storedDecimal(r.realized_pnl),
-      marginMode: r.margin_mode,
-      createdAt: r.created_at,
-    }));
+    return (this.db.prepare(sql).all(...args, q.limit) as TradeDbRow[]).map(toTrade);
   }
 
   private prepare() {
@@ -218,6 +221,28 @@ export class TradingHistory implements Projector {
       order: this.db.prepare('SELECT * FROM orders WHERE id = ?'),
     };
   }
+}
+
+interface TradeDbRow {
+  trade_id: number; order_id: number; market_id: string; side: SideName; price: string; quantity: string;
+  liquidity: Liquidity; fee: string; fee_bps: string; realized_pnl: string; margin_mode: MarginMode; created_at: number;
+}
+
+function toTrade(r: TradeDbRow): TradeRow {
+  return {
+    tradeId: String(r.trade_id),
+    orderId: String(r.order_id),
+    marketId: r.market_id,
+    side: r.side,
+    price: storedDecimal(r.price),
+    quantity: storedDecimal(r.quantity),
+    liquidity: r.liquidity,
+    fee: storedDecimal(r.fee),
+    feeBps: storedDecimal(r.fee_bps),
+    realizedPnl: storedDecimal(r.realized_pnl),
+    marginMode: r.margin_mode,
+    createdAt: r.created_at,
+  };
 }
 
 function toOrder(r: OrderRow): OrderRecord {
