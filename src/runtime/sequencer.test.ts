@@ -249,6 +249,9 @@ test('recovery refuses a replay that does not reproduce the recorded balances (t
   const row = edit.prepare('SELECT command FROM journal WHERE seq = 2').get() as { command: string };
   const command = decode<ReturnType<typeof deposit>>(row.command);
   edit.prepare('UPDATE journal SET command = ? WHERE seq = 2').run(encode({ ...command, amount: fx('2') }));
+  // Unlinked from there on, the records are linked anew when the journal opens (as a journal written
+  // before the chain is): the record is valid, only the replay check can tell.
+  edit.prepare('UPDATE journal SET chain = NULL WHERE seq >= 2').run();
   edit.close();
   const { db, sequencer } = restart(path);
   assert.throws(() => sequencer.recover(), /journal replay diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 3, replayed 4/);
@@ -274,6 +277,17 @@ test('recovery refuses a history that does not match the journal', async () => {
   db.close();
 });
 
+
+test('recovery refuses a journal record altered after it was written, and names it', async () => {
+  const path = await crashedAfterFour();
+  const edit = openDatabase(path);
+  const row = edit.prepare('SELECT command FROM journal WHERE seq = 2').get() as { command: string };
+  edit.prepare('UPDATE journal SET command = ? WHERE seq = 2').run(encode({ ...decode<ReturnType<typeof deposit>>(row.command), amount: fx('2') }));
+  edit.close();
+  const { db, sequencer } = restart(path);
+  assert.throws(() => sequencer.recover(), /journal record at seq 2 does not match its checksum/);
+  db.close();
+});
 
 test('recovery refuses a journal with a record missing in the middle, and names it', async () => {
   const path = await crashedAfterFour();

@@ -12,6 +12,7 @@
  * replay's own events (the core is deterministic). That is why those commits need no fsync of
  * their own (`synchronous=NORMAL`): what a crash takes from them, the journal gives back.
  */
+import { createHash } from 'node:crypto';
 import type { Command } from '../../core/commands.ts';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { Ledger } from '../../core/ledger/ledger.ts';
@@ -60,7 +61,30 @@ const JOURNAL_SCHEMA = [
       CREATE TABLE projection_state (id INTEGER PRIMARY KEY CHECK (id = 1), projected_seq INTEGER NOT NULL);
       INSERT INTO projection_state (id, projected_seq) SELECT 1, COALESCE(MAX(seq), 0) FROM journal;`,
   },
+  {
+    // Each record carries a link of a hash chain over the journal (see `link`); records written
+    // before this migration are linked once, as they are, when a Journal first opens the file.
+    id: '0003_journal_chain',
+    sql: `ALTER TABLE journal ADD COLUMN chain BLOB;`,
+  },
 ];
+
+/** The link before the first record. */
+const GENESIS = Buffer.alloc(16);
+
+/**
+ * A record's link: the first 16 bytes of SHA-256 over the previous link, its seq, time and command
+ * text. Replay recomputes every link and stops at the first that differs, naming the seq: a byte
+ * changed in a record (a disk fault, a hand edit) would otherwise be replayed as if it had been
+ * acknowledged, and only a change that moved a ledger balance would show (the replay check). Being
+ * a chain, a record also cannot be altered by recomputing its own link alone.
+ */
+function link(previous: Buffer, seq: number, ts: number, command: string): Buffer {
+  const header = Buffer.allocUnsafe(16);
+  header.writeDoubleBE(seq, 0);
+  header.writeDoubleBE(ts, 8);
+  return createHash('sha256').update(previous).update(header).update(command).digest().subarray(0, 16);
+}
 
 export class Journal {
   private readonly insert;
@@ -70,6 +94,8 @@ export class Journal {
   /** The connection's own `synchronous` level (what journal appends commit with), restored after projecting. */
   private readonly appendSynchronous: number;
   private lastSeq: number;
+  /** The link of the record at `lastSeq`. */
+  private lastLink: Buffer;
 
   constructor(
     private readonly db: Db,
@@ -77,11 +103,17 @@ export class Journal {
   ) {
     migrate(db, [...JOURNAL_SCHEMA, ...projectors.flatMap((p) => p.migrations)]);
     this.appendSynchronous = db.pragma('synchronous', { simple: true }) as number;
-    this.insert = db.prepare('INSERT INTO journal (seq, ts, command) VALUES (?, ?, ?)');
-    const row = db.prepare('SELECT MAX(seq) AS seq FROM journal').get() as { seq: number | null };
-    this.lastSeq = row.seq ?? 0;
+    this.insert = db.prepare('INSERT INTO journal (seq, ts, command, chain) VALUES (?, ?, ?, ?)');
+    linkUnlinkedRecords(db);
+    const row = db.prepare('SELECT seq, chain FROM journal ORDER BY seq DESC LIMIT 1').get() as { seq: number; chain: Buffer } | undefined;
+    this.lastSeq = row?.seq ?? 0;
+    this.lastLink = row?.chain ?? GENESIS;
     this.appendTx = db.transaction((batch: readonly CommittedCommand[]) => {
-      for (const item of batch) this.insert.run(++this.lastSeq, item.ts, encode(item.command));
+      for (const item of batch) {
+        const command = encode(item.command);
+        this.lastLink = link(this.lastLink, ++this.lastSeq, item.ts, command);
+        this.insert.run(this.lastSeq, item.ts, command, this.lastLink);
+      }
     });
     this.readWatermark = db.prepare('SELECT projected_seq AS seq FROM projection_state WHERE id = 1');
     const moveWatermark = db.prepare('UPDATE projection_state SET projected_seq = ? WHERE id = 1 AND projected_seq = ?');
@@ -105,10 +137,12 @@ export class Journal {
    */
   append(batch: readonly CommittedCommand[]): number {
     const before = this.lastSeq;
+    const linkBefore = this.lastLink;
     try {
       this.appendTx(batch);
     } catch (err) {
       this.lastSeq = before;
+      this.lastLink = linkBefore;
       throw err;
     }
     return before + 1;
@@ -151,17 +185,54 @@ export class Journal {
   /**
    * The journal from `fromSeq` in order. Its seqs are contiguous by construction (one writer, every
    * batch appended whole or not at all): a gap means a record was lost or removed, and replaying
-   * past it would rebuild a state no client was acknowledged, so it throws and names the seq.
+   * past it would rebuild a state no client was acknowledged, so it throws and names the seq. A
+   * record whose link does not match (`link`) was altered after it was written: it throws too.
    */
   *replay(fromSeq = 1): Generator<JournalRecord> {
-    const stmt = this.db.prepare('SELECT seq, ts, command FROM journal WHERE seq >= ? ORDER BY seq');
+    const stmt = this.db.prepare('SELECT seq, ts, command, chain FROM journal WHERE seq >= ? ORDER BY seq');
+    const before = fromSeq === 1 ? undefined : this.db.prepare('SELECT chain FROM journal WHERE seq = ?').get(fromSeq - 1) as { chain: Buffer } | undefined;
+    let previous = before?.chain ?? GENESIS;
     let expected = fromSeq;
-    for (const row of stmt.iterate(fromSeq) as Iterable<{ seq: number; ts: number; command: string }>) {
+    for (const row of stmt.iterate(fromSeq) as Iterable<{ seq: number; ts: number; command: string; chain: Buffer | null }>) {
       if (row.seq !== expected) throw new Error(`the journal has no record at seq ${expected} (the next is seq ${row.seq}): a record was lost or removed; refusing to replay past it`);
+      const expectedLink = link(previous, row.seq, row.ts, row.command);
+      if (row.chain === null || !expectedLink.equals(row.chain)) {
+        throw new Error(`the journal record at seq ${row.seq} does not match its checksum: it was altered or corrupted after it was written; refusing to replay it`);
+      }
+      previous = expectedLink;
       expected++;
       yield { seq: row.seq, ts: row.ts, command: decode<Command>(row.command) };
     }
   }
+}
+
+/**
+ * Links the records a journal written before the chain holds (migration 0003), once, in one
+ * transaction: they are taken as they are. A no-op on a journal whose every record is linked.
+ */
+function linkUnlinkedRecords(db: Db): void {
+  const first = db.prepare('SELECT MIN(seq) AS seq FROM journal WHERE chain IS NULL').get() as { seq: number | null };
+  if (first.seq === null) return;
+  // Only a tail can be unlinked (the records before the chain existed): a linked record after an
+  // unlinked one means a link was removed, and replay is left to refuse it.
+  if (db.prepare('SELECT 1 FROM journal WHERE seq > ? AND chain IS NOT NULL LIMIT 1').get(first.seq) !== undefined) return;
+  const update = db.prepare('UPDATE journal SET chain = ? WHERE seq = ?');
+  const page = db.prepare('SELECT seq, ts, command FROM journal WHERE seq >= ? ORDER BY seq LIMIT 10000');
+  db.transaction(() => {
+    const before = db.prepare('SELECT chain FROM journal WHERE seq = ?').get(first.seq! - 1) as { chain: Buffer } | undefined;
+    let previous = before?.chain ?? GENESIS;
+    // In pages: a statement cannot update the table while another iterates it, and a whole
+    // journal read at once could exceed the memory.
+    for (let from = first.seq!; ;) {
+      const rows = page.all(from) as { seq: number; ts: number; command: string }[];
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        previous = link(previous, row.seq, row.ts, row.command);
+        update.run(previous, row.seq);
+      }
+      from = rows[rows.length - 1]!.seq + 1;
+    }
+  })();
 }
 
 function assertAppended(lastToProject: number, lastAppended: number): void {
