@@ -1,5 +1,5 @@
 /**
- * The journal's hash chain on a real SQLite file: records replay as appended; a record altered
+ * The journal's checksum chain on a real SQLite file: records replay as appended; a record altered
  * after it was written (its command, its time) stops the replay at its seq, from the start or from
  * a later seq; a journal written before the chain is linked once when it is opened, as it is.
  */

@@ -12,7 +12,7 @@
  * replay's own events (the core is deterministic). That is why those commits need no fsync of
  * their own (`synchronous=NORMAL`): what a crash takes from them, the journal gives back.
  */
-import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import type { Command } from '../../core/commands.ts';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { Ledger } from '../../core/ledger/ledger.ts';
@@ -65,25 +65,23 @@ const JOURNAL_SCHEMA = [
     // Each record carries a link of a hash chain over the journal (see `link`); records written
     // before this migration are linked once, as they are, when a Journal first opens the file.
     id: '0003_journal_chain',
-    sql: `ALTER TABLE journal ADD COLUMN chain BLOB;`,
+    sql: `ALTER TABLE journal ADD COLUMN chain INTEGER;`,
   },
 ];
 
 /** The link before the first record. */
-const GENESIS = Buffer.alloc(16);
+const GENESIS = 0;
 
 /**
- * A record's link: the first 16 bytes of SHA-256 over the previous link, its seq, time and command
- * text. Replay recomputes every link and stops at the first that differs, naming the seq: a byte
- * changed in a record (a disk fault, a hand edit) would otherwise be replayed as if it had been
- * acknowledged, and only a change that moved a ledger balance would show (the replay check). Being
- * a chain, a record also cannot be altered by recomputing its own link alone.
+ * A record's link: the CRC-32 of its seq, time and command text, continued from the previous
+ * record's link. Replay recomputes every link and stops at the first that differs, naming the seq:
+ * a byte changed in a record (a disk fault, a hand edit) would otherwise be replayed as if it had
+ * been acknowledged, and only a change that moved a ledger balance would show (the replay check).
+ * A checksum against corruption, not a seal against someone who can rewrite the file (who could
+ * recompute any unkeyed chain); CRC-32 costs about 0.4 µs a record where SHA-256 cost 2.3 µs.
  */
-function link(previous: Buffer, seq: number, ts: number, command: string): Buffer {
-  const header = Buffer.allocUnsafe(16);
-  header.writeDoubleBE(seq, 0);
-  header.writeDoubleBE(ts, 8);
-  return createHash('sha256').update(previous).update(header).update(command).digest().subarray(0, 16);
+function link(previous: number, seq: number, ts: number, command: string): number {
+  return crc32(command, crc32(`${seq}:${ts}:`, previous));
 }
 
 export class Journal {
@@ -95,7 +93,7 @@ export class Journal {
   private readonly appendSynchronous: number;
   private lastSeq: number;
   /** The link of the record at `lastSeq`. */
-  private lastLink: Buffer;
+  private lastLink: number;
 
   constructor(
     private readonly db: Db,
@@ -105,7 +103,7 @@ export class Journal {
     this.appendSynchronous = db.pragma('synchronous', { simple: true }) as number;
     this.insert = db.prepare('INSERT INTO journal (seq, ts, command, chain) VALUES (?, ?, ?, ?)');
     linkUnlinkedRecords(db);
-    const row = db.prepare('SELECT seq, chain FROM journal ORDER BY seq DESC LIMIT 1').get() as { seq: number; chain: Buffer } | undefined;
+    const row = db.prepare('SELECT seq, chain FROM journal ORDER BY seq DESC LIMIT 1').get() as { seq: number; chain: number } | undefined;
     this.lastSeq = row?.seq ?? 0;
     this.lastLink = row?.chain ?? GENESIS;
     this.appendTx = db.transaction((batch: readonly CommittedCommand[]) => {
@@ -190,13 +188,13 @@ export class Journal {
    */
   *replay(fromSeq = 1): Generator<JournalRecord> {
     const stmt = this.db.prepare('SELECT seq, ts, command, chain FROM journal WHERE seq >= ? ORDER BY seq');
-    const before = fromSeq === 1 ? undefined : this.db.prepare('SELECT chain FROM journal WHERE seq = ?').get(fromSeq - 1) as { chain: Buffer } | undefined;
+    const before = fromSeq === 1 ? undefined : this.db.prepare('SELECT chain FROM journal WHERE seq = ?').get(fromSeq - 1) as { chain: number | null } | undefined;
     let previous = before?.chain ?? GENESIS;
     let expected = fromSeq;
-    for (const row of stmt.iterate(fromSeq) as Iterable<{ seq: number; ts: number; command: string; chain: Buffer | null }>) {
+    for (const row of stmt.iterate(fromSeq) as Iterable<{ seq: number; ts: number; command: string; chain: number | null }>) {
       if (row.seq !== expected) throw new Error(`the journal has no record at seq ${expected} (the next is seq ${row.seq}): a record was lost or removed; refusing to replay past it`);
       const expectedLink = link(previous, row.seq, row.ts, row.command);
-      if (row.chain === null || !expectedLink.equals(row.chain)) {
+      if (row.chain !== expectedLink) {
         throw new Error(`the journal record at seq ${row.seq} does not match its checksum: it was altered or corrupted after it was written; refusing to replay it`);
       }
       previous = expectedLink;
@@ -219,7 +217,7 @@ function linkUnlinkedRecords(db: Db): void {
   const update = db.prepare('UPDATE journal SET chain = ? WHERE seq = ?');
   const page = db.prepare('SELECT seq, ts, command FROM journal WHERE seq >= ? ORDER BY seq LIMIT 10000');
   db.transaction(() => {
-    const before = db.prepare('SELECT chain FROM journal WHERE seq = ?').get(first.seq! - 1) as { chain: Buffer } | undefined;
+    const before = db.prepare('SELECT chain FROM journal WHERE seq = ?').get(first.seq! - 1) as { chain: number | null } | undefined;
     let previous = before?.chain ?? GENESIS;
     // In pages: a statement cannot update the table while another iterates it, and a whole
     // journal read at once could exceed the memory.
