@@ -7,10 +7,14 @@
 import { isIPv6 } from 'node:net';
 
 export function clientNetwork(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped !== null) return mapped[1]!;
-  if (!isIPv6(ip)) return ip;
-  return `${prefix64(ip)}::/64`;
+  const address = normaliseIp(ip);
+  return isIPv6(address) ? `${prefix64(address)}::/64` : address;
+}
+
+/** An IPv4-mapped IPv6 address (as a dual-stack socket reports IPv4 peers) as its IPv4; others unchanged. */
+export function normaliseIp(ip: string): string {
+  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  return m === null ? ip : m[1]!;
 }
 
 /** The first four groups of an IPv6 address, zero-padded and lower-case (`::` expanded). */

@@ -13,7 +13,7 @@ export function parseAmount(value: string, field: string, decimals: number): Fix
   if (r.reason === 'too_many_fraction_digits') {
     throw apiError('INVALID_DECIMAL', `${field} has more than ${decimals} decimal places`);
   }
-  throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
+  throw malformed(field, r.reason);
 }
 
 /**
@@ -24,7 +24,7 @@ export function parseAmount(value: string, field: string, decimals: number): Fix
 export function checkDecimalFormat(value: string, field: string): void {
   const r = parseDecimal(value, { positive: true });
   if (r.ok || r.reason === 'too_many_fraction_digits') return;
-  throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
+  throw malformed(field, r.reason);
 }
 
 /** A positive price on a tick of `decimals` places. */
@@ -32,7 +32,7 @@ export function parsePrice(value: string, field: string, decimals: number): Fixe
   const r = parseDecimal(value, { positive: true, maxFractionDigits: decimals });
   if (r.ok) return r.value;
   if (r.reason === 'too_many_fraction_digits') throw apiError('INVALID_TICK', `${field} has more than ${decimals} decimal places (tick)`);
-  throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
+  throw malformed(field, r.reason);
 }
 
 /** A positive size on a step of `decimals` places. */
@@ -40,5 +40,10 @@ export function parseSize(value: string, field: string, decimals: number): Fixed
   const r = parseDecimal(value, { positive: true, maxFractionDigits: decimals });
   if (r.ok) return r.value;
   if (r.reason === 'too_many_fraction_digits') throw apiError('INVALID_STEP', `${field} has more than ${decimals} decimal places (step)`);
-  throw apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${r.reason.replaceAll('_', ' ')})`);
+  throw malformed(field, r.reason);
+}
+
+/** The 400 INVALID_DECIMAL of a value that is no positive decimal string. */
+function malformed(field: string, reason: string): Error {
+  return apiError('INVALID_DECIMAL', `${field} must be a positive decimal string (${reason.replaceAll('_', ' ')})`);
 }

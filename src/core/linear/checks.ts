@@ -15,7 +15,7 @@ import type { FeeRole } from '../risk/fees.ts';
 import { exitsDeclared, type LinearAccount } from './account.ts';
 import {
   cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, freeCollateral, isolatedInitial, ordersMargin,
-  reduceOnlyOpenLoss, reduces, riskMark,
+  heldOnSide, reduceOnlyOpenLoss, reduces, riskMark,
 } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder, OrderRequest, Trigger } from './order.ts';
@@ -396,7 +396,7 @@ function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, 
     const key = `${o.owner}|${mode}`;
     const position = account?.position(market, mode);
     const before = positions.get(key) ?? position?.size ?? 0;
-    const held = before !== 0 && (before > 0) === (o.side === BUY) ? Math.abs(before) : 0;
+    const held = heldOnSide(before, o.side);
     const spentBefore = spent.get(o.owner) ?? 0n;
     if (!c.admitsAfter(o, spentBefore, scratch, held)) return; // refused at the match, cancelled, not filled
     const available = remaining.get(o) ?? o.remainingLots;

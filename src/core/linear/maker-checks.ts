@@ -20,7 +20,7 @@ import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
 import {
   closeBoundTicks, closingNotional, crossPool, fillLossAt, isolatedOpening, notionalAt, openLossAt, ownReduceOnlyLoss,
-  reduceOnlyOpenLoss, reduces, riskMark, type Realisable,
+  heldOnSide, reduceOnlyOpenLoss, reduces, riskMark, type Realisable,
 } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import type { LinearOrder } from './order.ts';
@@ -85,7 +85,7 @@ export class MakerChecks {
     const flips = p !== undefined && reduces(p.size, maker.side);
     const opening = flips ? maker.remainingLots - Math.abs(p.size) : maker.remainingLots;
     if (opening <= 0) return true;
-    const held = heldLots ?? (p === undefined || flips ? 0 : Math.abs(p.size));
+    const held = heldLots ?? heldOnSide(p?.size ?? 0, maker.side);
     let cost = mode === 'cross' ? this.fillCost(maker, maker.remainingLots, held) : this.fillCost(maker, opening, held);
     if (mode === 'isolated' && flips) cost += this.makerFee(maker, maker.remainingLots - opening);
     if (cost === 0n && spent === 0n) return true; // at or better than the mark, no fee: nothing to cover

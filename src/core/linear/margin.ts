@@ -375,6 +375,11 @@ export function reduces(size: number, side: 0 | 1): boolean {
   return size !== 0 && (size > 0) !== (side === BUY);
 }
 
+/** What a position of signed `size` holds on `side` (the base of an isolated opening's margin): 0 when flat or opposite. */
+export function heldOnSide(size: number, side: 0 | 1): number {
+  return size === 0 || reduces(size, side) ? 0 : Math.abs(size);
+}
+
 /**
  * The open loss at the mark of the account's resting cross reduce-only orders (a sell below it, a
  * buy above it). They reserve no margin, and their bound is checked only when they are placed: so

@@ -13,7 +13,10 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { ApiKeyRecord, ApiKeyScope, AuthStore } from '../../adapters/store/auth-store.ts';
+import { normaliseIp } from '../client-network.ts';
 import { apiError } from '../errors.ts';
+
+export { normaliseIp };
 
 export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
 
@@ -175,12 +178,6 @@ export class ApiKeys {
       status: this.status(record),
     };
   }
-}
-
-/** Strips the IPv4-mapped IPv6 prefix so `::ffff:10.0.0.1` and `10.0.0.1` are one address. */
-export function normaliseIp(ip: string): string {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  return m === null ? ip : m[1]!;
 }
 
 function normaliseIpList(list: readonly string[]): string[] {

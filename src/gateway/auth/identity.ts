@@ -63,15 +63,14 @@ export function createIdentityResolver(deps: IdentityDeps) {
       else req.identityError = apiError(check.code, check.message);
       return;
     }
-    const bearer = bearerToken(req);
-    const token = sessionToken(req);
-    if (token === undefined) return;
-    const session = await deps.sessions.verify(token);
+    const presented = presentedSession(req);
+    if (presented === undefined) return;
+    const session = await deps.sessions.verify(presented.token);
     if (session === null) {
       req.identityError = apiError('UNAUTHENTICATED', 'session is invalid, expired or signed out');
       return;
     }
-    req.identity = { via: 'session', address: session.address, session, fromCookie: bearer === undefined };
+    req.identity = { via: 'session', address: session.address, session, fromCookie: presented.fromCookie };
   };
 }
 
@@ -105,9 +104,10 @@ export function callerAddress(req: FastifyRequest): string {
 }
 
 /** The session token the request presents (Bearer first, then the cookie), whatever else it sends. */
-export function sessionToken(req: FastifyRequest): string | undefined {
-  const token = bearerToken(req) ?? req.cookies?.[SESSION_COOKIE];
-  return token === '' ? undefined : token;
+export function presentedSession(req: FastifyRequest): { token: string; fromCookie: boolean } | undefined {
+  const bearer = bearerToken(req);
+  const token = bearer ?? req.cookies?.[SESSION_COOKIE];
+  return token === undefined || token === '' ? undefined : { token, fromCookie: bearer === undefined };
 }
 
 function bearerToken(req: FastifyRequest): string | undefined {

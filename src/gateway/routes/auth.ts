@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import { getAddress } from 'viem';
 import type { TypedApp } from '../app.ts';
-import { SESSION_COOKIE, sessionToken } from '../auth/identity.ts';
+import { presentedSession, SESSION_COOKIE } from '../auth/identity.ts';
 import type { GatewayContext } from '../context.ts';
 import { clientNetwork } from '../client-network.ts';
 import { iso } from '../format.ts';
@@ -74,8 +74,8 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req, reply) => {
     // The session presented is revoked even when an x-api-key beside it won identity resolution.
-    const token = sessionToken(req);
-    const session = req.identity?.via === 'session' ? req.identity.session : token === undefined ? null : await ctx.sessions.verify(token);
+    const presented = presentedSession(req);
+    const session = req.identity?.via === 'session' ? req.identity.session : presented === undefined ? null : await ctx.sessions.verify(presented.token);
     if (session !== null) ctx.sessions.revoke(session);
     reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure });
     return { ok: true };
