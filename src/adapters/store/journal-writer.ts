@@ -15,11 +15,12 @@
  *                         structured clone, each command's events flattened into one array of
  *                         values (journal-message.ts).
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { CommittedCommand, Journal } from './journal.ts';
 import type { AppendMessage, JournalWorkerData, WorkerReport } from './journal-worker.ts';
 import { packCommitted } from './journal-message.ts';
+import { spawnWorker } from '../worker-entry.ts';
 
 export interface JournalWriter {
   /** Resolves once the batch is durable; rejects if it could not be written (fail-stop). */
@@ -93,13 +94,13 @@ export class WorkerJournalWriter implements JournalWriter {
   constructor(dbPath: string, options: WorkerJournalOptions) {
     this.projectedTypes = options.projectedTypes;
     this.projectedSeq = options.projectedSeq;
-    const data: JournalWorkerData & { entry: string } = {
-      entry: new URL('./journal-worker.ts', import.meta.url).href,
+    const data: JournalWorkerData = {
       dbPath,
       maxCoalesced: options.maxCoalesced,
       maxProjectionLag: options.maxProjectionLag,
     };
-    this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: data });
+    // From source through tsx, from the build as dist/journal-worker.js (adapters/worker-entry.ts).
+    this.worker = spawnWorker(new URL('./journal-worker.ts', import.meta.url), data);
     this.worker.on('message', (report: WorkerReport) => (report.kind === 'appended' ? this.settle(report) : this.projected(report)));
     this.worker.on('error', (error) => this.failAll(error));
     this.worker.on('exit', (code) => {
