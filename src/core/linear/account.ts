@@ -1,6 +1,7 @@
 /**
  * One account's state in the linear engine: its positions (per market and margin mode), its live
- * orders, running totals of its resting orders per market, side and mode (so the margin gate is
+ * orders (all, and per market in the same order, so a quote replace or a cancel of one market walks
+ * that market's orders only), running totals of its resting orders per market, side and mode (so the margin gate is
  * O(positions), never a scan of orders), and its client order ids (the rule shared with the CLOB
  * engine is in client-ids.ts).
  */
@@ -87,6 +88,7 @@ export interface LiveCounts {
 }
 
 const NO_LIVE_ORDERS: Readonly<LiveCounts> = Object.freeze({ orders: 0, triggers: 0, pendingExits: 0 });
+const NO_ORDERS: readonly LinearOrder[] = Object.freeze([]);
 
 export class LinearAccount {
   readonly positions = new Map<string, Position>();
@@ -95,6 +97,8 @@ export class LinearAccount {
   readonly orders = new Map<number, LinearOrder>();
   /** Live and conditional order counts per market, for the open-order limits. */
   private readonly counts = new Map<LinearMarket, LiveCounts>();
+  /** Live orders per market, in the order of `orders` (tracked and untracked with it). */
+  private readonly byMarket = new Map<LinearMarket, Map<number, LinearOrder>>();
   /** Exits not yet created, over all markets (LiveCounts.pendingExits), for the per-account limit. */
   pendingExits = 0;
   /** Client order ids of live and recently ended orders (client-ids.ts). */
@@ -142,6 +146,9 @@ export class LinearAccount {
     const before = this.orders.size;
     this.orders.set(order.id, order);
     if (this.orders.size !== before + 1) fail(`order ${order.id} tracked twice`);
+    let inMarket = this.byMarket.get(order.market);
+    if (inMarket === undefined) this.byMarket.set(order.market, (inMarket = new Map()));
+    inMarket.set(order.id, order);
     const c = this.countsOf(order.market);
     c.orders++;
     if (order.trigger !== null) c.triggers++;
@@ -174,6 +181,9 @@ export class LinearAccount {
   /** Stops tracking an order that ended (filled, cancelled, expired). */
   untrack(order: LinearOrder): void {
     if (!this.orders.delete(order.id)) return;
+    const inMarket = this.byMarket.get(order.market);
+    if (inMarket === undefined || !inMarket.delete(order.id)) fail(`order ${order.id} was not indexed by market`);
+    if (inMarket.size === 0) this.byMarket.delete(order.market);
     this.exitsSettled(order);
     const c = this.countsOf(order.market);
     c.orders--;
@@ -188,6 +198,32 @@ export class LinearAccount {
     c.triggers--;
     if (c.orders - c.triggers === 1) order.market.accountsWithOrders.add(this.id);
     if (order.request.reduceOnly) this.liveReduceOnly++;
+  }
+
+  /** The live orders on `market` in placement order, as a copy (the caller may end them). */
+  ordersOn(market: LinearMarket): LinearOrder[] {
+    const orders = this.byMarket.get(market);
+    return orders === undefined ? [] : [...orders.values()];
+  }
+
+  /**
+   * The live orders on `market` in placement order, live: like a walk of `orders`, it skips orders
+   * that end during the walk and reaches orders placed during it.
+   */
+  liveOrdersOn(market: LinearMarket): Iterable<LinearOrder> {
+    return this.byMarket.get(market)?.values() ?? NO_ORDERS;
+  }
+
+  /** The per-market index against a walk of `orders`; empty when they agree. */
+  auditOrderIndex(): string[] {
+    const walk = new Map<LinearMarket, number[]>();
+    for (const o of this.orders.values()) walk.set(o.market, [...(walk.get(o.market) ?? []), o.id]);
+    const errors: string[] = [];
+    for (const market of new Set([...walk.keys(), ...this.byMarket.keys()])) {
+      const kept = [...(this.byMarket.get(market)?.keys() ?? [])].join(',');
+      if (kept !== (walk.get(market) ?? []).join(',')) errors.push(`account ${this.id}: orders on ${market.spec.id} indexed as [${kept}]`);
+    }
+    return errors;
   }
 
   liveCounts(market: LinearMarket): Readonly<LiveCounts> {

@@ -422,8 +422,8 @@ function fokFillableLots(market: LinearMarket, side: 0 | 1, limitTicks: number, 
     let room = closedOrFlipped ? 0 : Math.abs(after);
     if (resting <= room) return; // they all still fit: the engine trims nothing (trimReduceOnly)
     reduceOnlyLots.set(key, room);
-    for (const x of account.orders.values()) {
-      if (x.market !== market || x.request.marginMode !== mode || !x.request.reduceOnly || x.level === null) continue;
+    for (const x of account.liveOrdersOn(market)) {
+      if (x.request.marginMode !== mode || !x.request.reduceOnly || x.level === null) continue;
       const keep = Math.min(remaining.get(x) ?? x.remainingLots, room);
       room -= keep;
       remaining.set(x, keep);

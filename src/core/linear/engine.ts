@@ -224,8 +224,8 @@ export class LinearEngine implements MatchSink {
     const account = this.account(accountId);
     if (q.cancelAll || q.replaceQuoteId !== null) {
       const replaced: OrderRequest[] = [];
-      for (const o of [...account.orders.values()]) {
-        if (o.market !== market || o.trigger !== null) continue;
+      for (const o of account.ordersOn(market)) {
+        if (o.trigger !== null) continue;
         const hit = q.cancelAll ? o.isQuote : o.request.quoteId === q.replaceQuoteId;
         if (!hit) continue;
         cancelled.push(String(this.cancelOrder(o, 'cancelled').id));
@@ -253,7 +253,10 @@ export class LinearEngine implements MatchSink {
     const account = this.accounts.get(accountId);
     if (account === undefined) return [];
     const ids: string[] = [];
-    for (const o of [...account.orders.values()]) {
+    // One market's orders in the order the account placed them, as a walk of all of them finds them.
+    const market = f.marketId === undefined ? undefined : this.markets.get(f.marketId);
+    if (f.marketId !== undefined && market === undefined) return ids;
+    for (const o of market === undefined ? [...account.orders.values()] : account.ordersOn(market)) {
       const r = o.request;
       if (f.marketId !== undefined && r.marketId !== f.marketId) continue;
       if (f.quoteId !== undefined && r.quoteId !== f.quoteId) continue;
@@ -618,9 +621,9 @@ export class LinearEngine implements MatchSink {
     // A market maker's position crosses zero often: walk its orders only when one can be reduce-only
     // here (resting ones are counted on the position, waiting ones among the market's triggers).
     if (position.restingReduceOnlyLots === 0 && account.liveCounts(position.market).triggers === 0) return;
-    for (const o of [...account.orders.values()]) {
+    for (const o of account.ordersOn(position.market)) {
       if (o === this.taker || o.remainingLots === 0) continue; // finishing on its own
-      if (o.market === position.market && o.request.marginMode === position.marginMode && o.request.reduceOnly) {
+      if (o.request.marginMode === position.marginMode && o.request.reduceOnly) {
         this.cancelOrder(o, 'cancelled');
       }
     }
@@ -635,8 +638,8 @@ export class LinearEngine implements MatchSink {
   private trimReduceOnly(account: LinearAccount, position: Position): void {
     let room = Math.abs(position.size);
     if (position.restingReduceOnlyLots <= room) return;
-    for (const o of account.orders.values()) {
-      if (o.market !== position.market || o.request.marginMode !== position.marginMode || !o.request.reduceOnly) continue;
+    for (const o of account.liveOrdersOn(position.market)) {
+      if (o.request.marginMode !== position.marginMode || !o.request.reduceOnly) continue;
       if (o.level === null || o === this.taker) continue;
       if (o.remainingLots <= room) room -= o.remainingLots;
       else if (room > 0) {
@@ -783,8 +786,8 @@ export class LinearEngine implements MatchSink {
   cancelAccountOrders(accountId: number, only: { market: LinearMarket; mode: MarginMode } | null): void {
     const account = this.accounts.get(accountId);
     if (account === undefined) return;
-    for (const o of [...account.orders.values()]) {
-      if (only !== null && (o.market !== only.market || o.request.marginMode !== only.mode)) continue;
+    for (const o of only === null ? [...account.orders.values()] : account.ordersOn(only.market)) {
+      if (only !== null && o.request.marginMode !== only.mode) continue;
       this.cancelOrder(o, 'cancelled');
     }
   }
@@ -833,7 +836,7 @@ export class LinearEngine implements MatchSink {
   /** Cancels (or expires) every live order of a market. */
   cancelMarketOrders(market: LinearMarket, status: 'cancelled' | 'expired'): void {
     for (const account of this.accounts.values()) {
-      for (const o of [...account.orders.values()]) if (o.market === market) this.cancelOrder(o, status);
+      for (const o of account.ordersOn(market)) this.cancelOrder(o, status);
     }
   }
 
@@ -967,6 +970,7 @@ export class LinearEngine implements MatchSink {
     for (const account of this.accounts.values()) {
       errors.push(...marginAudit(account, recount));
       this.auditLiveOrders(account, errors);
+      errors.push(...account.auditOrderIndex());
       const kept = account.reduceOnlyLosses.kept();
       if (kept !== null) {
         const fresh = reduceOnlySumsText(reduceOnlySums(account));
