@@ -152,53 +152,63 @@ export function computeDvol(input: { nowMs: number; near: DvolExpiry; far: DvolE
   };
 }
 
-export interface IqmSmoother {
-  /**
-   * Adds the raw value computed at `ts` (ms, non-decreasing): kept only when a period has passed
-   * since the last value kept; non-finite values are ignored so one bad tick cannot poison the window.
-   */
-  push(value: number, ts: number): void;
-  /** Interquartile mean of the values of the last `count` periods before `now`, or null when none. */
-  value(now: number): number | null;
-}
-
 /**
  * Interquartile mean of the raw values of the last `count` periods of `periodMs` (Deribit: one raw
  * value a second, the last 120): sort, drop floor(n/4) values at each end, average the rest (a plain
  * mean while fewer than 4 values are held). The window is in time, not in values: after a gap in
  * the inputs (an index outage, downtime) the values from before it have left the window, and the
- * clock tick's length does not change what the window spans.
+ * clock tick's length does not change what the window spans. Its state lives in fields (the core's
+ * snapshots write fields, never closures).
  */
-export function iqmSmoother(count = 120, periodMs = 1000): IqmSmoother {
-  if (!(Number.isInteger(count) && count > 0)) throw new RangeError(`iqmSmoother: bad count ${count}`);
-  if (!(Number.isInteger(periodMs) && periodMs > 0)) throw new RangeError(`iqmSmoother: bad period ${periodMs}`);
-  const windowMs = count * periodMs;
-  const times: number[] = [];
-  const values: number[] = [];
-  const dropBefore = (from: number) => {
+export class IqmSmoother {
+  private readonly windowMs: number;
+  private readonly times: number[] = [];
+  private readonly values: number[] = [];
+
+  constructor(
+    private readonly count = 120,
+    private readonly periodMs = 1000,
+  ) {
+    if (!(Number.isInteger(count) && count > 0)) throw new RangeError(`iqmSmoother: bad count ${count}`);
+    if (!(Number.isInteger(periodMs) && periodMs > 0)) throw new RangeError(`iqmSmoother: bad period ${periodMs}`);
+    this.windowMs = count * periodMs;
+  }
+
+  /**
+   * Adds the raw value computed at `ts` (ms, non-decreasing): kept only when a period has passed
+   * since the last value kept; non-finite values are ignored so one bad tick cannot poison the window.
+   */
+  push(value: number, ts: number): void {
+    if (!Number.isFinite(value)) return;
+    const last = this.times.at(-1);
+    if (last !== undefined && ts < last + this.periodMs) return;
+    this.times.push(ts);
+    this.values.push(value);
+    this.dropBefore(ts - this.windowMs + 1);
+  }
+
+  /** Interquartile mean of the values of the last `count` periods before `now`, or null when none. */
+  value(now: number): number | null {
+    this.dropBefore(now - this.windowMs + 1);
+    if (this.values.length === 0) return null;
+    const sorted = [...this.values].sort((x, y) => x - y);
+    const drop = Math.floor(sorted.length / 4);
+    const mid = sorted.slice(drop, sorted.length - drop);
+    return mid.reduce((sum, v) => sum + v, 0) / mid.length;
+  }
+
+  private dropBefore(from: number): void {
+    const times = this.times;
     let stale = 0;
     while (stale < times.length && times[stale]! < from) stale++;
     if (stale > 0) {
       times.splice(0, stale);
-      values.splice(0, stale);
+      this.values.splice(0, stale);
     }
-  };
-  return {
-    push(value: number, ts: number): void {
-      if (!Number.isFinite(value)) return;
-      const last = times.at(-1);
-      if (last !== undefined && ts < last + periodMs) return;
-      times.push(ts);
-      values.push(value);
-      dropBefore(ts - windowMs + 1);
-    },
-    value(now: number): number | null {
-      dropBefore(now - windowMs + 1);
-      if (values.length === 0) return null;
-      const sorted = [...values].sort((x, y) => x - y);
-      const drop = Math.floor(sorted.length / 4);
-      const mid = sorted.slice(drop, sorted.length - drop);
-      return mid.reduce((sum, v) => sum + v, 0) / mid.length;
-    },
-  };
+  }
+}
+
+/** An `IqmSmoother` over the last `count` periods of `periodMs`. */
+export function iqmSmoother(count = 120, periodMs = 1000): IqmSmoother {
+  return new IqmSmoother(count, periodMs);
 }

@@ -24,7 +24,7 @@
 import type { Fixed } from '../money.ts';
 import { fromFloat, toFloat } from '../money.ts';
 import { black76, impliedVol } from '../../pricing/black76.ts';
-import { computeDvol, iqmSmoother, pickDvolExpiries } from '../../pricing/dvol.ts';
+import { computeDvol, iqmSmoother, pickDvolExpiries, type IqmSmoother } from '../../pricing/dvol.ts';
 import { syntheticForward } from '../../pricing/forward.ts';
 import { calendarArbitrageFree, fitSvi, sviCheckGrid, sviImpliedVol, type SviParams, type SviPoint } from '../../pricing/svi.ts';
 
@@ -117,7 +117,7 @@ export class OptionBoard {
   private readonly marks = new Map<string, { row: OptionRow; at: number }>();
   /** The last non-null mark of each instrument, kept across recomputes that have none (heldMark). */
   private readonly held = new Map<string, Fixed>();
-  private readonly smoothers = new Map<string, ReturnType<typeof iqmSmoother>>();
+  private readonly smoothers = new Map<string, IqmSmoother>();
   private readonly warm = new Map<string, SviParams>();
 
   constructor(

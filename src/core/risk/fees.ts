@@ -117,7 +117,7 @@ export class VolumeTracker {
   }
 }
 
-class AccountVolume {
+export class AccountVolume {
   /** Notional per UTC day number. */
   readonly days = new Map<number, Fixed>();
   /** Sum of the days in (earlierDay − 30, earlierDay), valid while `earlierDay` is the current day. */
