@@ -13,15 +13,18 @@
  * the position per instrument); a market whose mark (or, for options, forward) is unavailable gets
  * its quotes pulled in the same cycle and is not quoted until its inputs are fresh again.
  *
- * Cadence: every cycle re-quotes a linear market whose mark moved `moveBps` (else every
- * `linearRefreshMs`); options are quoted at once when first seen (or fresh again after a pull) or
- * when the forward moved enough to shift their theoretical value (delta x move) by
- * `optionRequoteShare` of their half-spread, and otherwise refreshed round-robin so that each is
- * re-quoted every `optionRefreshMs`. Requests run `concurrency` at a time, so one group commit
- * covers many of them and a full option board is quoted within a second of the maker being funded.
+ * Cadence (agents/requote.ts): a cycle every `cycleMs` prices each ladder from an anchor — a linear
+ * market's mark (spot: index), an option expiry's forward and time — held until it moved `moveBps`
+ * (`optionMoveBps`) or is `linearRefreshMs` (`optionRefreshMs`) old, and sends a ladder only when it
+ * differs from the one last sent by a tick in some price or a lot in some size (a new anchor, a
+ * changed inventory), when it is a first quote (or the first after a pull), or as a heartbeat once
+ * the refresh interval has passed since it was last sent: every quote is a journaled command and
+ * history rows, so unchanged ladders are not re-sent. Requests run `concurrency` at a time, so one
+ * group commit covers many of them and a full option board is quoted within a second of the maker
+ * being funded.
  * The maker paces itself on the order-action budget the venue reports (X-RateLimit-* headers):
- * optional option re-quotes stop while less than `orderBudgetReserve` of it is left, so pulls and
- * first quotes are never refused for want of budget.
+ * optional option re-quotes (changed ladders first, then heartbeats) stop while less than
+ * `orderBudgetReserve` of it is left, so pulls and first quotes are never refused for want of budget.
  * A rejected level (the reply lists it) is logged once per market until that market quotes cleanly.
  * Parameters: config/market-maker.ts.
  */
@@ -32,7 +35,8 @@ import { formatDecimal, fx, roundTo } from '../core/money.ts';
 import type { MarketMakerConfig } from '../config/market-maker.ts';
 import type { TypedApp } from '../gateway/app.ts';
 import type { GatewayContext } from '../gateway/context.ts';
-import { ladder, optionQuote, optionTheo, priceString, type Level, type VolView } from './quoting.ts';
+import { ladder, optionQuote, priceString, type Level, type VolView } from './quoting.ts';
+import { Anchors, SentQuotes, type Anchor, type WireLevel } from './requote.ts';
 
 interface Reply {
   readonly status: number;
@@ -61,6 +65,7 @@ interface InstrumentRow {
   priceDecimals: number;
   sizeDecimals: number;
   tickSize: string;
+  stepSize: string;
 }
 
 interface MarketRow {
@@ -72,6 +77,7 @@ interface MarketRow {
   priceDecimals: number;
   sizeDecimals: number;
   tickSize: string;
+  stepSize: string;
   expiry?: string;
 }
 
@@ -88,13 +94,13 @@ export class MarketMaker {
   /** The start-up (sign-in and funding) and the cycle in progress, awaited by `stop()`. */
   private starting: Promise<void> = Promise.resolve();
   private running: Promise<void> = Promise.resolve();
-  private readonly quotedAt = new Map<string, { price: number; at: number }>();
-  /** Options quoted and not pulled since: the forward they were quoted on, their delta and half-spread. */
-  private readonly optionQuoted = new Map<string, { forward: number; delta: number; half: number }>();
+  /** What each ladder is priced from: a linear market's reference, an option expiry's forward. */
+  private readonly anchors = new Anchors();
+  /** The ladder last sent to each market (none after a pull). */
+  private readonly sent = new SentQuotes();
   private readonly pulled = new Set<string>();
   /** Markets whose last quote had a rejected level (logged once until a clean quote). */
   private readonly warned = new Set<string>();
-  private optionCursor = 0;
   private orderBudget: { limit: number; remaining: number; resetAt: number } | null = null;
 
   constructor(
@@ -265,28 +271,30 @@ export class MarketMaker {
     const path = m.marketType === 'spot' ? '/quotes/bulk' : '/perps/quotes/bulk';
     const ref = m.marketType === 'spot' ? m.indexPrice : m.markPrice;
     if (ref === null) return this.pull(m.id, path);
-    const price = Number(ref);
-    const last = this.quotedAt.get(m.id);
-    const now = this.ctx.now();
-    const moved = last === undefined || Math.abs(price / last.price - 1) * 10_000 >= this.cfg.moveBps;
-    if (!moved && now - last.at < this.cfg.linearRefreshMs) return;
     const params = m.marketType === 'spot' ? this.cfg.spot[m.underlying] : this.cfg.perp[m.underlying];
     if (params === undefined) return;
-    const levels = ladder(price, position, params, Number(m.tickSize));
+    const now = this.ctx.now();
+    const anchor = this.anchors.hold(m.id, Number(ref), now, this.cfg.moveBps, this.cfg.linearRefreshMs);
+    const levels = ladder(anchor.price, position, params, Number(m.tickSize));
     const quotes = this.wire(levels, m.priceDecimals, m.sizeDecimals);
-    const r = await this.api('POST', path, { marketId: m.id, quoteId: 'mm', cancelAll: true, quotes });
+    const due = this.sent.due(m.id, quotes, now, this.cfg.linearRefreshMs, fx(m.tickSize), fx(m.stepSize));
+    if (due !== null) await this.send(path, m.id, quotes, now);
+  }
+
+  /** Replaces the maker's ladder on a market (`cancelAll`) and remembers what the book now holds. */
+  private async send(path: string, marketId: string, quotes: WireLevel[], now: number): Promise<void> {
+    const r = await this.api('POST', path, { marketId, quoteId: 'mm', cancelAll: true, quotes });
     if (r.status === 200) {
-      this.quotedAt.set(m.id, { price, at: now });
-      this.pulled.delete(m.id);
-      this.noteRejections(m.id, r.body);
+      this.sent.record(marketId, quotes, now);
+      this.pulled.delete(marketId);
+      this.noteRejections(marketId, r.body);
     }
   }
 
   /**
    * Pulls every option whose forward is unavailable and quotes those never quoted (or pulled);
-   * then, within the spare order-action budget, re-quotes those whose theoretical value moved
-   * most (largest share of the half-spread first) and a round-robin slice so each is re-quoted
-   * every `optionRefreshMs`.
+   * then, within the spare order-action budget, re-sends the ladders that changed (a new anchor,
+   * a changed position) and those due a heartbeat.
    */
   private async quoteOptions(markets: MarketRow[]): Promise<void> {
     const [instruments, positionRows] = await Promise.all([
@@ -297,14 +305,10 @@ export class MarketMaker {
     for (const p of positionRows) positions.set(p.marketId, Number(p.size) * (p.side === 'long' ? 1 : -1));
     const forwardOf = this.forwards(markets);
     const now = this.ctx.now();
-    const n = instruments.length;
-    const per = Math.min(n, Math.ceil((n * this.cfg.cycleMs) / this.cfg.optionRefreshMs));
-    const slice = new Set<string>();
-    for (let k = 0; k < per; k++) slice.add(instruments[(this.optionCursor + k) % n]!.id);
-    this.optionCursor = n === 0 ? 0 : (this.optionCursor + per) % n;
     const required: (() => Promise<void>)[] = [];
-    const moved: { shift: number; job: () => Promise<void> }[] = [];
-    const refresh: (() => Promise<void>)[] = [];
+    const changed: (() => Promise<void>)[] = [];
+    const heartbeats: (() => Promise<void>)[] = [];
+    const anchored = new Set(markets.map((m) => m.id));
     for (const i of instruments) {
       const expiry = Date.parse(i.expiry);
       const forward = forwardOf(i.underlying, expiry);
@@ -313,36 +317,29 @@ export class MarketMaker {
         if (!this.pulled.has(i.id)) required.push(() => this.pull(i.id, '/quotes/bulk'));
         continue;
       }
-      const job = () => this.quoteOption(i, forward, expiry, view, positions.get(i.id) ?? 0, now);
-      const last = this.optionQuoted.get(i.id);
-      const shift = last === undefined ? 0 : Math.abs(last.delta * (forward - last.forward)) / last.half;
-      if (last === undefined) required.push(job);
-      else if (shift >= this.cfg.optionRequoteShare) moved.push({ shift, job });
-      else if (slice.has(i.id)) refresh.push(job);
+      const key = `${i.underlying}:${expiry}`;
+      anchored.add(key);
+      const anchor = this.anchors.hold(key, forward, now, this.cfg.optionMoveBps, this.cfg.optionRefreshMs);
+      const quotes = this.optionLadder(i, anchor, expiry, view, positions.get(i.id) ?? 0);
+      const due = this.sent.due(i.id, quotes, now, this.cfg.optionRefreshMs, fx(i.tickSize), fx(i.stepSize));
+      if (due === null) continue;
+      const job = () => this.send('/quotes/bulk', i.id, quotes, now);
+      (due === 'first' ? required : due === 'changed' ? changed : heartbeats).push(job);
     }
     const listed = new Set([...instruments.map((i) => i.id), ...markets.map((m) => m.id)]);
-    for (const id of this.optionQuoted.keys()) if (!listed.has(id)) this.optionQuoted.delete(id);
+    this.sent.retain(listed);
+    this.anchors.retain(anchored);
     for (const id of this.pulled) if (!listed.has(id)) this.pulled.delete(id);
-    const optional = [...moved.sort((a, b) => b.shift - a.shift).map((m) => m.job), ...refresh];
     const spare = Math.max(0, this.spareOrderActions() - required.length);
-    await this.run([...required, ...optional.slice(0, spare)]);
+    await this.run([...required, ...[...changed, ...heartbeats].slice(0, spare)]);
   }
 
-  private async quoteOption(
-    i: InstrumentRow, forward: number, expiry: number, view: VolView, position: number, now: number,
-  ): Promise<void> {
-    const T = (expiry - now) / YEAR;
+  /** The option's wire ladder priced from its expiry's anchor (forward, and time to expiry then). */
+  private optionLadder(i: InstrumentRow, anchor: Anchor, expiry: number, view: VolView, position: number): WireLevel[] {
+    const T = (expiry - anchor.at) / YEAR;
     const tick = Number(i.tickSize);
-    const input = { forward, strike: Number(i.strike), T, type: i.type, view, position, tick };
-    const { delta, half } = optionTheo(input, this.cfg.option);
-    const quotes = this.wire(optionQuote(input, this.cfg.option), i.priceDecimals, i.sizeDecimals);
-    const body = { marketId: i.id, quoteId: 'mm', cancelAll: true, quotes };
-    const r = await this.api('POST', '/quotes/bulk', body);
-    if (r.status === 200) {
-      this.pulled.delete(i.id);
-      this.optionQuoted.set(i.id, { forward, delta, half });
-      this.noteRejections(i.id, r.body);
-    }
+    const input = { forward: anchor.price, strike: Number(i.strike), T, type: i.type, view, position, tick };
+    return this.wire(optionQuote(input, this.cfg.option), i.priceDecimals, i.sizeDecimals);
   }
 
   /** Runs the jobs `concurrency` at a time. */
@@ -383,12 +380,11 @@ export class MarketMaker {
     const r = await this.api('POST', path, { marketId, quoteId: 'mm', cancelAll: true, quotes: [] });
     if (r.status === 200) {
       this.pulled.add(marketId);
-      this.quotedAt.delete(marketId);
-      this.optionQuoted.delete(marketId);
+      this.sent.forget(marketId);
     }
   }
 
-  private wire(levels: Level[], priceDecimals: number, sizeDecimals: number) {
+  private wire(levels: Level[], priceDecimals: number, sizeDecimals: number): WireLevel[] {
     return levels
       .map((l) => ({
         side: l.side,

@@ -13,16 +13,16 @@ export interface MarketMakerConfig {
   readonly spotInventory: Readonly<Record<string, string>>;
   /** A cycle reads marks and positions and refreshes what is due. */
   readonly cycleMs: number;
-  /** Linear and spot quotes are refreshed at least this often, or when the mark moved `moveBps`. */
+  /**
+   * A linear or spot ladder is priced from the mark (spot: index) it was last anchored to, re-anchored
+   * when the mark moved `moveBps` from it or the anchor is `linearRefreshMs` old; a ladder is sent
+   * when it differs from the last one sent, or as a heartbeat `linearRefreshMs` after it (agents/requote.ts).
+   */
   readonly linearRefreshMs: number;
   readonly moveBps: number;
-  /** Every option instrument is re-quoted at least this often, */
+  /** The same for options, per expiry: the forward (and time to expiry) anchor and the heartbeat. */
   readonly optionRefreshMs: number;
-  /**
-   * and at once when the forward moved enough to shift its theoretical value (delta x move) by this
-   * share of its half-spread since its last quote.
-   */
-  readonly optionRequoteShare: number;
+  readonly optionMoveBps: number;
   /** Quote requests in flight at once (one group commit then covers many of them). */
   readonly concurrency: number;
   /** Share of the venue's order-action budget kept for pulls and first quotes (no optional re-quotes). */
@@ -38,10 +38,17 @@ export const MARKET_MAKER_CONFIG: MarketMakerConfig = {
   buckets: { perps: '20000000', options: '30000000', spot: '9000000' },
   spotInventory: { BTC: '50', ETH: '800' },
   cycleMs: 1000,
-  linearRefreshMs: 5000,
-  moveBps: 3,
-  optionRefreshMs: 12_000,
-  optionRequoteShare: 0.25,
+  // Every quote is a journal record (and a history row per order), so the cadence is what the
+  // venue's disk grows by while nobody else trades (docs/performance.md "Idle growth"). The
+  // simulated index moves 1-2 bp a second (median 1.4), more than a tick of nearly every market: a
+  // ladder priced from the live mark would differ on nearly every cycle (measured: 82 commands/s,
+  // the order budget's limit). Anchored at 5 bp (linear: the top level may sit up to 3 bp past the
+  // mark before it moves) and 10 bp (options: a 30-day at-the-money option's value moves by under
+  // half its half-spread), with a heartbeat a minute, the maker sends about 8 quotes a second.
+  linearRefreshMs: 60_000,
+  moveBps: 5,
+  optionRefreshMs: 60_000,
+  optionMoveBps: 10,
   concurrency: 32,
   orderBudgetReserve: 0.25,
   perp: {

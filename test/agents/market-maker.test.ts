@@ -16,11 +16,19 @@
  *    for one resting bid of another account, which shows the books were emptied by the maker and
  *    not by the venue — the board's rows have no mark and DVOL none; publishing again brings the
  *    quotes back.
- * 3. MARKET_MAKER=off: the books stay empty and no account exists.
+ * 3. Re-quotes (push feed, a second maker with a 5 s refresh and `moveBps` 0 started by the test on
+ *    the service's own app, its orders read with its own key): with the index unchanged, its spot
+ *    ladder is not re-sent before the refresh interval and is re-sent (the same prices) as a
+ *    heartbeat at it; an index moved by 0.02 USD, one tick of the best bid, is re-sent at once.
+ * 4. MARKET_MAKER=off: the books stay empty and no account exists.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { generatePrivateKey } from 'viem/accounts';
+import { MarketMaker } from '../../src/agents/market-maker.ts';
+import { ladder, priceString } from '../../src/agents/quoting.ts';
 import { MARKET_MAKER_CONFIG } from '../../src/config/market-maker.ts';
+import { fx } from '../../src/core/money.ts';
 import { admin, call, fund, signIn, startService, type TestService } from '../support/harness.ts';
 
 const LIMITS = { RATE_LIMIT_ANONYMOUS: '1000000' };
@@ -267,6 +275,71 @@ describe('market maker with stale inputs (push feed)', () => {
     await publish();
     startPublishing();
     await until(30_000, allQuoted);
+  });
+});
+
+describe('market maker re-quotes only a changed ladder, or at its heartbeat (push feed)', () => {
+  const REFRESH = 5_000;
+  const cfg = { ...MARKET_MAKER_CONFIG, moveBps: 0, linearRefreshMs: REFRESH, optionRefreshMs: REFRESH };
+  const key = generatePrivateKey();
+  let ts: TestService;
+  let base: string;
+  let maker: MarketMaker;
+  let btc = '100000';
+  let publisher: NodeJS.Timeout | null = null;
+  let publishing: Promise<unknown> = Promise.resolve();
+  const publish = () => Promise.all([['BTC', btc], ['ETH', '3000']].map(([underlying, price]) =>
+    call(base, '/admin/index', { body: { underlying, price }, headers: admin })));
+
+  before(async () => {
+    ts = await startService({ FEED: 'push', MARKET_MAKER: 'off', INDEX_MAX_AGE_MS: '5000', TICK_MS: '250', ...LIMITS });
+    base = ts.url;
+    await publish();
+    publisher = setInterval(() => {
+      publishing = publishing.then(publish);
+    }, 300);
+    maker = new MarketMaker(ts.service.app, ts.service.ctx, cfg, key, () => {});
+    await maker.start();
+  });
+  after(async () => {
+    if (publisher !== null) clearInterval(publisher);
+    await publishing;
+    await maker.stop();
+    await ts.close();
+  });
+
+  test('an unchanged ladder waits for the refresh interval; a one-tick change is sent at once', async (t) => {
+    type Order = { price: string; createdAt: string };
+    const { token } = await signIn(base, key);
+    const spot = async () => {
+      const orders = (await call<Order[]>(base, '/orders/open?marketId=BTC-USDC', { token })).body;
+      return { at: Math.max(0, ...orders.map((o) => Date.parse(o.createdAt))), prices: orders.map((o) => o.price).sort() };
+    };
+    const wire = (index: number) => ladder(index, 0, cfg.spot.BTC!, 0.01).map((l) => priceString(l.price, 2)).sort();
+    await until(30_000, async () => ((await spot()).prices.length === 6 ? true : 'BTC-USDC not quoted yet'));
+    const first = await spot();
+    assert.deepEqual(first.prices, wire(100_000));
+    let heartbeat = first;
+    await until(REFRESH + 5_000, async () => {
+      heartbeat = await spot();
+      return heartbeat.at !== first.at ? true : 'not re-sent yet';
+    });
+    const gap = heartbeat.at - first.at;
+    t.diagnostic(`unchanged ladder re-sent ${gap} ms after the last (refresh ${REFRESH} ms)`);
+    assert.ok(gap >= REFRESH && gap < REFRESH + 3_000, `heartbeat after ${gap} ms`);
+    assert.deepEqual(heartbeat.prices, first.prices, 'the same ladder');
+
+    btc = '100000.02';
+    const [before, after] = [wire(100_000), wire(100_000.02)];
+    const bestBid = (prices: string[]) => prices.filter((p) => Number(p) < 100_000).sort((a, b) => Number(b) - Number(a))[0];
+    assert.equal(fx(bestBid(after)!) - fx(bestBid(before)!), fx('0.01'), 'the best bid moves one tick');
+    let moved = heartbeat;
+    await until(REFRESH, async () => {
+      moved = await spot();
+      return moved.prices.join() === after.join() ? true : `still ${moved.prices.join()}`;
+    });
+    t.diagnostic(`one-tick change sent ${moved.at - heartbeat.at} ms after the heartbeat`);
+    assert.ok(moved.at - heartbeat.at < REFRESH, 'before the refresh interval');
   });
 });
 
