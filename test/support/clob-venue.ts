@@ -8,6 +8,7 @@
  * hold per (bucket, asset) equals the sum of its live orders' reserves and a per-lot order holds
  * exactly remaining x per-lot, resting option sell lots equal the resting sells, spot holds never
  * exceed the balance, option buy holds never exceed the options balance, every book is uncrossed,
+ * the engine's kept option margin and order indexes agree with a recomputation (ClobEngine.audit),
  * and a rejected command emitted nothing. Used by src/core/clob/*.test.ts and the property test.
  */
 import assert from 'node:assert/strict';
@@ -106,6 +107,7 @@ export function checkClobInvariants(ex: Exchange): void {
     }
     checkReportedLocks(ex, a.id);
   }
+  assert.deepEqual(clob.audit(), [], 'kept option margin and order indexes agree with a recomputation');
 }
 
 /** What /wallet/assets reports as locked: spot = the order holds; options = holds + margin, capped. */

@@ -19,7 +19,8 @@ import type { ClobAccount } from './account.ts';
 import { checkBand, checkState, checkUnits } from './checks.ts';
 import type { ClobEngine, OpenPlan } from './engine.ts';
 import type { ClobOrder } from './order.ts';
-import { buyReservePerLot, marginPerContract, optionFunds } from './risk.ts';
+import { availableNow, marginAdded } from './option-margin.ts';
+import { buyReservePerLot } from './risk.ts';
 
 const show = (v: Fixed): string => formatDecimal(v > 0n ? v : 0n);
 
@@ -98,7 +99,7 @@ function requeuePlan(
   if (extra <= 0n) return plan;
   const needs = `the amended order needs ${formatDecimal(extra)} more`;
   if (m.isOption) {
-    const available = optionFunds(e, account, e.deps.now()).available;
+    const available = availableNow(e, account, e.deps.now());
     if (available >= extra) return plan;
     return reject('INSUFFICIENT_MARGIN', `${needs} USDC of premium and fee; available ${show(available)}`);
   }
@@ -112,16 +113,15 @@ function requeuePlan(
 function sellGate(e: ClobEngine, account: ClobAccount, order: ClobOrder, lots: number): Rejection | null {
   const m = order.market;
   const now = e.deps.now();
-  const before = optionFunds(e, account, now);
-  const delta = new Map([[m, { position: 0, sells: lots - order.restingSellLots }]]);
-  const after = optionFunds(e, account, now, delta);
-  const added = after.initialMargin - before.initialMargin;
+  const added = marginAdded(e, account, m, now, 0, lots - order.restingSellLots);
   if (added <= 0n) return null;
-  if (marginPerContract(e, m, now) === null) {
+  // No margin without a spot (risk.ts marginPerContract is null exactly then).
+  if (e.riskSpot(m.underlying, now) === null) {
     return reject('MARKET_CLOSED', `no index price for ${m.underlying}`);
   }
-  if (before.available >= added) return null;
+  const available = availableNow(e, account, now);
+  if (available >= added) return null;
   const needs = `the amended order needs ${formatDecimal(added)} USDC more initial margin`;
-  const message = `${needs}; available ${show(before.available)}`;
+  const message = `${needs}; available ${show(available)}`;
   return reject('INSUFFICIENT_MARGIN', message);
 }

@@ -32,9 +32,9 @@ import type { ClobLimits } from './config.ts';
 import { bandEdge, planOrder, type Subject } from './funding.ts';
 import type { ClobMarket } from './market.ts';
 import type { OptionFeeSchedule } from './option-fees.ts';
-import { optionFunds, type RiskSource } from './risk.ts';
+import { availableNow, type MarginSource } from './option-margin.ts';
 
-export interface ClobEnv extends RiskSource {
+export interface ClobEnv extends MarginSource {
   readonly limits: ClobLimits;
   readonly spotFees: FeeSchedule;
   readonly optionFees: OptionFeeSchedule;
@@ -207,10 +207,10 @@ function checkGate(s: Subject, plan: ClobPlan): Rejection | null {
     const message = `insufficient spot ${asset}: the order needs ${needed}, available ${show(available)}`;
     return reject('INSUFFICIENT_BALANCE', message);
   }
-  const funds = optionFunds(e, a, now);
-  if (funds.available >= plan.marginRequired) return null;
+  const available = availableNow(e, a, now);
+  if (available >= plan.marginRequired) return null;
   const what = r.side === BUY ? 'premium and fee' : 'initial margin';
-  const message = `order needs ${needed} USDC of ${what}; available in options is ${show(funds.available)}`;
+  const message = `order needs ${needed} USDC of ${what}; available in options is ${show(available)}`;
   return reject('INSUFFICIENT_MARGIN', message);
 }
 

@@ -11,6 +11,10 @@
  * strategies (strategy.ts), listing (listing.ts), expiry (expiry.ts), holds (holds.ts) and the
  * read models (views.ts) live in their own modules and use the operations marked below.
  *
+ * Option margin is kept per account (option-margin.ts) against a pricing epoch that moves at the
+ * end of every clock tick (the option board fits its marks inside the tick, after `onTick`) and
+ * when the pricing source is replaced; inside a tick nothing is kept (the epoch reads -1).
+ *
  * Invariants (asserted, or checked after every command by the tests): the book is never crossed;
  * an account's hold per (bucket, asset) equals the sum of its live orders' reserves and never goes
  * negative; resting option sell lots per instrument equal the sum of the resting sells; no user
@@ -38,6 +42,7 @@ import { listDue } from './listing.ts';
 import { ClobMarket } from './market.ts';
 import { MmpRegistry } from './mmp.ts';
 import type { PostingContext } from './money-moves.ts';
+import { auditMargins } from './option-margin.ts';
 import { OptionFeeSchedule } from './option-fees.ts';
 import { ClobOrder } from './order.ts';
 import type { OptionPosition } from './position.ts';
@@ -122,6 +127,15 @@ export class ClobEngine implements MatchSink, ClobEnv {
   private readonly pendingMmp = new Map<string, { accountId: number; underlying: string }>();
   private lastPrune = 0;
   private pricing: OptionPricing;
+  /** Moves when marks or held marks may have changed (option-margin.ts); see `pricingEpoch`. */
+  private pricingVersion = 0;
+  /** Between `onTick` and the end of its command: the board is fitting its marks. */
+  private repricing = false;
+  /**
+   * Tests: value every option check by a full recomputation of the account (risk.ts optionFunds),
+   * the oracle the kept figures must equal. Never set in the service.
+   */
+  fullRevaluation = false;
   nextStrategyId = 1;
 
   constructor(readonly deps: ClobDeps) {
@@ -175,6 +189,16 @@ export class ClobEngine implements MatchSink, ClobEnv {
    */
   usePricing(pricing: OptionPricing): void {
     this.pricing = pricing;
+    this.pricingVersion++;
+  }
+
+  /**
+   * The pricing epoch the kept margin is valued at. The source must change its marks and held marks
+   * only inside a clock tick (the board refits there) or when replaced; between epochs it may only
+   * let a mark lapse to none (option-margin.ts relies on exactly this). -1 inside a tick.
+   */
+  pricingEpoch(): number {
+    return this.repricing ? -1 : this.pricingVersion;
   }
 
   spotVolume(accountId: number, now: number): Fixed {
@@ -228,7 +252,11 @@ export class ClobEngine implements MatchSink, ClobEnv {
     const account = this.accounts.get(accountId);
     if (account === undefined) return [];
     const ids: string[] = [];
-    for (const o of [...account.orders.values()]) {
+    // One market's orders in the order the account placed them, as a walk of all of them finds them.
+    const market = f.marketId === undefined ? undefined : this.markets.get(f.marketId);
+    if (f.marketId !== undefined && market === undefined) return ids;
+    const orders = market === undefined ? [...account.orders.values()] : account.ordersOn(market);
+    for (const o of orders) {
       const r = o.request;
       if (f.marketId !== undefined && r.marketId !== f.marketId) continue;
       if (f.underlying !== undefined && o.market.underlying !== f.underlying) continue;
@@ -241,6 +269,7 @@ export class ClobEngine implements MatchSink, ClobEnv {
 
   /** Time passes: list the option ladders the calendar wants, expire and settle what is due. */
   onTick(now: number): void {
+    this.repricing = true; // the board refits after this, inside the same command (flush ends it)
     listDue(this, this.listed, now);
     observeWindows(this, now);
     settleDue(this, now);
@@ -258,6 +287,10 @@ export class ClobEngine implements MatchSink, ClobEnv {
     // Every command applies the trips it caused before it ends (a quote ladder applies them after each
     // level too): a trip left pending would be applied inside a later command, even a rejected one.
     this.flushMmp();
+    if (this.repricing) {
+      this.repricing = false;
+      this.pricingVersion++;
+    }
     const changes = this.changes;
     if (changes.isEmpty() && this.pendingResults.length === 0) return;
     changes.snapshot();
@@ -398,8 +431,7 @@ export class ClobEngine implements MatchSink, ClobEnv {
     const now = this.deps.now();
     for (const { accountId, underlying } of this.pendingMmp.values()) {
       const cancelled: string[] = [];
-      for (const o of [...this.account(accountId).orders.values()]) {
-        if (!o.isQuote || !o.market.isOption || o.market.underlying !== underlying) continue;
+      for (const o of this.account(accountId).optionQuotesOn(underlying)) {
         o.rejectReason = 'MMP_TRIGGERED';
         cancelled.push(String(this.cancelOrder(o, 'cancelled').id));
       }
@@ -407,6 +439,17 @@ export class ClobEngine implements MatchSink, ClobEnv {
       this.deps.emit({ type: 'mmp', accountId, underlying, frozenUntil, cancelled, at: now });
     }
     this.pendingMmp.clear();
+  }
+
+  /**
+   * Every account's kept state against a fresh computation: option margin (option-margin.ts
+   * auditMargins, at the engine's time) and the per-market order indexes. Empty when all agree;
+   * run by the tests after every command.
+   */
+  audit(): string[] {
+    const errors = auditMargins(this, this.accounts.values(), this.deps.now());
+    for (const a of this.accounts.values()) errors.push(...a.auditIndexes());
+    return errors;
   }
 
   postingContext(): PostingContext {

@@ -97,6 +97,7 @@ function settleMarket(engine: ClobEngine, m: ClobMarket, settlementPrice: Fixed,
     p.cost = 0n;
     p.status = 'closed';
     p.updatedAt = now;
+    engine.findAccount(accountId)?.positionChanged(m);
     engine.touchPosition(p);
   }
   m.status = 'expired';

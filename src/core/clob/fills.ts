@@ -94,9 +94,11 @@ function applyPosition(
   e: ClobEngine, accountId: number, market: ClobMarket, lots: number, priceTicks: number,
 ): Fixed {
   const now = e.deps.now();
-  const p = e.account(accountId).openPosition(market, now);
+  const account = e.account(accountId);
+  const p = account.openPosition(market, now);
   if (p.size === 0) p.status = 'open';
   const realized = reportPnl(p.applyFill(lots, priceTicks, now), e.settlementDecimals);
+  account.positionChanged(market);
   p.realizedPnl += realized;
   if (p.size === 0) p.status = 'closed';
   e.touchPosition(p);

@@ -9,7 +9,8 @@
  *   immediate buy      holds what its sweep can cost now (cost + fee bound + rounding room),
  *                      released exactly as fills pay.
  *   option sell        holds nothing; needs the initial margin its lots add to the worst-case
- *                      short (risk.ts), with an immediate sell counted for what it can fill.
+ *                      short of its instrument alone (option-margin.ts: each instrument's margin
+ *                      is rounded on its own), with an immediate sell counted for what it can fill.
  * Used by checks.ts (live orders and previews) and strategy.ts (legs). Tested through the engine
  * tests (spot.test.ts, options.test.ts).
  */
@@ -20,7 +21,8 @@ import type { FeeRole } from '../risk/fees.ts';
 import type { ClobAccount } from './account.ts';
 import type { ClobEnv, ClobPlan } from './checks.ts';
 import type { ClobMarket } from './market.ts';
-import { buyReservePerLot, immediateBuyBound, marginPerContract, optionFunds, times } from './risk.ts';
+import { marginAdded } from './option-margin.ts';
+import { buyReservePerLot, immediateBuyBound, times } from './risk.ts';
 
 const SCALE = 10n ** 18n;
 
@@ -151,11 +153,9 @@ export function immediateBuyReserve(
 function optionFunding(s: Subject, lots: number, sweep: Sweep, immediate: boolean): Funding | null {
   const { e, a, m, now } = s;
   if (s.r.side === BUY) return buyFunding(s, lots, sweep, e.optionFees.maxCapPct / 100n);
-  const added = immediate ? sweep.lots : lots;
-  const before = optionFunds(e, a, now);
-  const after = optionFunds(e, a, now, new Map([[m, { position: 0, sells: added }]]));
-  const delta = after.initialMargin - before.initialMargin;
-  if (delta > 0n && marginPerContract(e, m, now) === null) return null;
+  const delta = marginAdded(e, a, m, now, 0, immediate ? sweep.lots : lots);
+  // No margin without a spot (risk.ts marginPerContract is null exactly then).
+  if (delta > 0n && e.riskSpot(m.underlying, now) === null) return null;
   const marginRequired = delta > 0n ? delta : 0n;
   return { reserve: 0n, reservePerLot: null, reserveAsset: e.settlementAsset, marginRequired };
 }

@@ -10,7 +10,7 @@
 import type { Fixed } from '../money.ts';
 import { ClobAccount } from './account.ts';
 import type { ClobEngine } from './engine.ts';
-import { optionFunds } from './risk.ts';
+import { accountFunds } from './option-margin.ts';
 
 export function spotHolds(e: ClobEngine) {
   const held = (accountId: number, asset: string) => e.findAccount(accountId)?.held('spot', asset) ?? 0n;
@@ -26,7 +26,7 @@ export function spotHolds(e: ClobEngine) {
 export function optionHolds(e: ClobEngine) {
   const funds = (accountId: number) => {
     const account = e.findAccount(accountId) ?? new ClobAccount(accountId);
-    return optionFunds(e, account, e.deps.now());
+    return accountFunds(e, account, e.deps.now());
   };
   return {
     locked: (accountId: number, asset: string): Fixed => {

@@ -1,8 +1,8 @@
 /**
  * A CLOB market: a spot pair (base/USDC) or one European, cash-settled option instrument. It holds
  * the specification and tick/lot units, the shared order book, the last trade, and for options
- * the contract terms and the positions open on it (so expiry settles them without a scan of all
- * accounts).
+ * the contract terms, the positions open on it (so expiry settles them without a scan of all
+ * accounts) and its margin per short contract at the last pricing key (option-margin.ts).
  *
  * Lifecycle of an option: `open` (trading) -> `settling` (expiry passed: orders expired, waiting
  * for the settlement TWAP) -> `expired` (settled, positions closed, removed from the listing).
@@ -12,6 +12,7 @@ import { OrderBook } from '../book/order-book.ts';
 import { MarketUnits, type MarketSpec } from '../markets.ts';
 import type { Fixed } from '../money.ts';
 import type { OptionUnderlying } from './config.ts';
+import { ContractMargin } from './option-margin.ts';
 import type { OptionPosition } from './position.ts';
 
 export type OptionType = 'call' | 'put';
@@ -32,6 +33,8 @@ export class ClobMarket {
   lastTrade: { price: Fixed; at: number } | null = null;
   /** Open option positions on this instrument, by account id (empty for spot). */
   readonly positions = new Map<number, OptionPosition>();
+  /** Margin per short contract, kept for the pricing key it was valued at (options only). */
+  readonly valuation = new ContractMargin();
 
   constructor(
     readonly spec: MarketSpec,

@@ -4,6 +4,8 @@
  * resting quote orders on the market (bulk `cancelAll`) or those tagged with the quote id (single
  * two-sided quote), then places the levels in order; a level that fails its checks is listed in
  * `rejected` and the others stand. Nothing observes the book between the cancel and the ladder.
+ * The replace walks the account's orders on that market only (ClobAccount.ordersOn), in the order
+ * they were placed, so a maker quoting many markets pays for the one it quotes.
  *
  * Orders placed here are quote orders: their maker fills count for market-maker protection, and
  * while the protection is frozen for an option's underlying the whole request is refused with
@@ -36,8 +38,7 @@ export function placeQuotes(e: ClobEngine, accountId: number, q: QuoteRequest): 
   const cancelled: string[] = [];
   if (q.cancelAll || q.replaceQuoteId !== null) {
     const replaced: ClobOrder['request'][] = [];
-    for (const o of [...account.orders.values()]) {
-      if (o.market !== market) continue;
+    for (const o of account.ordersOn(market)) {
       const hit = q.cancelAll ? o.isQuote : o.request.quoteId === q.replaceQuoteId;
       if (!hit) continue;
       cancelled.push(String(e.cancelOrder(o, 'cancelled').id));

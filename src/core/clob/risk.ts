@@ -8,6 +8,10 @@
  *             − initial margin of the worst-case short per instrument, max(0, resting sells − pos),
  *             valued now. Long options add no collateral (conservative).
  *
+ * `optionFunds` revalues every instrument the account is short or sells: the engine's checks read
+ * the figures option-margin.ts keeps instead, and this full recomputation is their oracle (the
+ * engine audit, the tests, and the engine's `fullRevaluation` mode).
+ *
  * Per-lot reserves make every hold linear in the remaining lots, so a fill releases exactly
  * filledLots x reservePerLot and the hold of an order is always remaining x reservePerLot. The
  * per-lot figure rounds each part up to the settlement precision, which bounds what any fill at or

@@ -32,7 +32,8 @@ import type { ClobEngine } from './engine.ts';
 import type { ClobMarket } from './market.ts';
 import type { ClobOrder } from './order.ts';
 import { roundAt } from './money-moves.ts';
-import { ceilAt, optionFunds, times } from './risk.ts';
+import { availableNow, marginAddedBy } from './option-margin.ts';
+import { ceilAt, times } from './risk.ts';
 
 export interface StrategyLeg {
   readonly marketId: string;
@@ -197,8 +198,8 @@ function optionGate(e: ClobEngine, account: ClobAccount, legs: Leg[], now: numbe
   if (cashLeft < 0n) {
     return reject('INSUFFICIENT_MARGIN', `the strategy's premiums and fees exceed the options cash by ${formatDecimal(-cashLeft)} ${asset}`);
   }
-  const before = optionFunds(e, account, now).available;
-  const after = optionFunds(e, account, now, deltas).available + cash;
+  const before = availableNow(e, account, now);
+  const after = before - marginAddedBy(e, account, now, deltas) + cash;
   if (after >= 0n || after >= before) return null;
   const message = 'the strategy would leave the options bucket short of collateral for premiums and margin';
   return reject('INSUFFICIENT_MARGIN', message);

@@ -16,7 +16,8 @@ import type { ClobEngine } from './engine.ts';
 import { forLots } from './margin.ts';
 import type { ClobMarket, OptionType } from './market.ts';
 import { positionRecord } from './records.ts';
-import { marginPerContract, optionFunds, optionRiskPrice, type OptionFunds } from './risk.ts';
+import { accountFunds } from './option-margin.ts';
+import { marginPerContract, optionRiskPrice, type OptionFunds } from './risk.ts';
 
 export interface OptionInstrument {
   readonly id: string;
@@ -153,7 +154,7 @@ export function optionAccountView(engine: ClobEngine, accountId: number, now: nu
   const account = engine.findAccount(accountId);
   const funds = account === undefined
     ? { ...NO_FUNDS, balance: engine.userBalance(accountId, 'options', engine.settlementAsset) }
-    : optionFunds(engine, account, now);
+    : accountFunds(engine, account, now);
   const byUnderlying = new Map<string, { delta: Fixed; vega: Fixed }>();
   let upnl = 0n;
   for (const v of optionPositionViews(engine, accountId, now)) {
