@@ -12,12 +12,13 @@
  * replay's own events (the core is deterministic). That is why those commits need no fsync of
  * their own (`synchronous=NORMAL`): what a crash takes from them, the journal gives back.
  */
-import { crc32 } from 'node:zlib';
 import type { Command } from '../../core/commands.ts';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { Ledger } from '../../core/ledger/ledger.ts';
-import { decode, encode } from './codec.ts';
 import { migrate, type Db } from './database.ts';
+import { decodeRecord, encodeRecord, GENESIS, link, type JournalRecord, type StoredRecord } from './journal-record.ts';
+
+export type { JournalRecord } from './journal-record.ts';
 
 /** Writes the history tables that reads serve from (ledger history, settlements, orders...). */
 export interface Projector {
@@ -34,12 +35,6 @@ export interface Projector {
    * all agree.
    */
   replayDifferences?(ledger: Ledger): string[];
-}
-
-export interface JournalRecord {
-  readonly seq: number;
-  readonly ts: number;
-  readonly command: Command;
 }
 
 export interface CommittedCommand {
@@ -69,21 +64,6 @@ const JOURNAL_SCHEMA = [
   },
 ];
 
-/** The link before the first record. */
-const GENESIS = 0;
-
-/**
- * A record's link: the CRC-32 of its seq, time and command text, continued from the previous
- * record's link. Replay recomputes every link and stops at the first that differs, naming the seq:
- * a byte changed in a record (a disk fault, a hand edit) would otherwise be replayed as if it had
- * been acknowledged, and only a change that moved a ledger balance would show (the replay check).
- * A checksum against corruption, not a seal against someone who can rewrite the file (who could
- * recompute any unkeyed chain); CRC-32 costs about 0.4 µs a record where SHA-256 cost 2.3 µs.
- */
-function link(previous: number, seq: number, ts: number, command: string): number {
-  return crc32(command, crc32(`${seq}:${ts}:`, previous));
-}
-
 export class Journal {
   private readonly insert;
   private readonly appendTx;
@@ -108,9 +88,10 @@ export class Journal {
     this.lastLink = row?.chain ?? GENESIS;
     this.appendTx = db.transaction((batch: readonly CommittedCommand[]) => {
       for (const item of batch) {
-        const command = encode(item.command);
-        this.lastLink = link(this.lastLink, ++this.lastSeq, item.ts, command);
-        this.insert.run(this.lastSeq, item.ts, command, this.lastLink);
+        const stored = encodeRecord({ seq: this.lastSeq + 1, ts: item.ts, command: item.command }, this.lastLink);
+        this.insert.run(stored.seq, stored.ts, stored.command, stored.chain);
+        this.lastSeq = stored.seq;
+        this.lastLink = stored.chain!;
       }
     });
     this.readWatermark = db.prepare('SELECT projected_seq AS seq FROM projection_state WHERE id = 1');
@@ -184,22 +165,22 @@ export class Journal {
    * The journal from `fromSeq` in order. Its seqs are contiguous by construction (one writer, every
    * batch appended whole or not at all): a gap means a record was lost or removed, and replaying
    * past it would rebuild a state no client was acknowledged, so it throws and names the seq. A
-   * record whose link does not match (`link`) was altered after it was written: it throws too.
+   * record whose link does not match (journal-record.ts `link`) was altered after it was written,
+   * and one that does not decode is corrupt: it throws too. A row's command is a BLOB (the compact
+   * encoding) or, written by an older build, TEXT (JSON); better-sqlite3 hands back a Buffer or a
+   * string, and `decodeRecord` reads either.
    */
   *replay(fromSeq = 1): Generator<JournalRecord> {
     const stmt = this.db.prepare('SELECT seq, ts, command, chain FROM journal WHERE seq >= ? ORDER BY seq');
     const before = fromSeq === 1 ? undefined : this.db.prepare('SELECT chain FROM journal WHERE seq = ?').get(fromSeq - 1) as { chain: number | null } | undefined;
     let previous = before?.chain ?? GENESIS;
     let expected = fromSeq;
-    for (const row of stmt.iterate(fromSeq) as Iterable<{ seq: number; ts: number; command: string; chain: number | null }>) {
+    for (const row of stmt.iterate(fromSeq) as Iterable<StoredRecord>) {
       if (row.seq !== expected) throw new Error(`the journal has no record at seq ${expected} (the next is seq ${row.seq}): a record was lost or removed; refusing to replay past it`);
-      const expectedLink = link(previous, row.seq, row.ts, row.command);
-      if (row.chain !== expectedLink) {
-        throw new Error(`the journal record at seq ${row.seq} does not match its checksum: it was altered or corrupted after it was written; refusing to replay it`);
-      }
-      previous = expectedLink;
+      const record = decodeRecord(row, previous);
+      previous = row.chain!;
       expected++;
-      yield { seq: row.seq, ts: row.ts, command: decode<Command>(row.command) };
+      yield record;
     }
   }
 }
@@ -222,7 +203,7 @@ function linkUnlinkedRecords(db: Db): void {
     // In pages: a statement cannot update the table while another iterates it, and a whole
     // journal read at once could exceed the memory.
     for (let from = first.seq!; ;) {
-      const rows = page.all(from) as { seq: number; ts: number; command: string }[];
+      const rows = page.all(from) as { seq: number; ts: number; command: string | Uint8Array }[];
       if (rows.length === 0) break;
       for (const row of rows) {
         previous = link(previous, row.seq, row.ts, row.command);
