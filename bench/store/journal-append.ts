@@ -9,7 +9,8 @@
  * The commands are real (filled-orders.ts: filled IOC market orders from the core), each journaled
  * with the events the projections consume (two orders, a fill, three ledger lines).
  * Each batch size appends the same commands to a fresh SQLite file (WAL), in one thread, and the
- * figures are wall and CPU time per command.
+ * figures are wall and CPU time per command, and the bytes a journal row's command takes (the
+ * compact encoding, command-codec.ts) against the JSON an older build stored.
  *
  * Run: node --import tsx bench/store/journal-append.ts [--commands 8000 --synchronous FULL]
  */
@@ -17,6 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { encode } from '../../src/adapters/store/codec.ts';
 import { openDatabase, type Synchronous } from '../../src/adapters/store/database.ts';
 import { Journal } from '../../src/adapters/store/journal.ts';
 import { historyProjectors } from '../../src/adapters/store/projections/index.ts';
@@ -59,6 +61,8 @@ class Phase {
   }
 }
 
+/** The stored size of each journal row's command (the first batch size's journal). */
+const recordBytes: number[] = [];
 console.log('         durable append (journal rows)          history projection');
 console.log('batch   wall us/cmd  cpu us/cmd  (kernel)   wall us/cmd  cpu us/cmd  (kernel)');
 for (const size of BATCH_SIZES) {
@@ -74,9 +78,13 @@ for (const size of BATCH_SIZES) {
       const first = append.time(() => journal.append(batch));
       project.time(() => journal.project(batch, first));
     }
+    if (size === BATCH_SIZES[0]) recordBytes.push(...(db.prepare('SELECT length(command) AS n FROM journal').all() as { n: number }[]).map((r) => r.n));
     db.close();
     console.log(`${String(size).padStart(5)}  ${append.report(written)}  ${project.report(written)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+const average = (sizes: readonly number[]) => (sizes.reduce((a, b) => a + b, 0) / sizes.length).toFixed(0);
+const jsonBytes = items.slice(0, recordBytes.length).map((c) => Buffer.byteLength(encode(c.command)));
+console.log(`journal row's command: ${average(recordBytes)} bytes per record (JSON, as older builds stored it: ${average(jsonBytes)})`);
