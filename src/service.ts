@@ -87,6 +87,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     projectedTypes: journal.projectedTypes(),
     maxCoalesced: settings.journal.maxInFlight,
     maxProjectionLag: settings.journal.maxProjectionLag,
+    retention: settings.history,
     projectedSeq: journal.head(), // recover() below projects up to the head before anything is served
   });
   const sequencer = new Sequencer(exchange, journal, writer, clock, { ...settings.journal, onFatal });

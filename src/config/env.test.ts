@@ -40,3 +40,14 @@ test('the clock ticks at least ten times per funding interval (a funding time no
   assert.throws(() => loadSettings({ TICK_MS: '60000', FUNDING_INTERVAL_MS: '60000' }), ConfigError);
   assert.equal(loadSettings({ TICK_MS: '60000', FUNDING_INTERVAL_MS: '600000' }).fundingIntervalMs, 600_000);
 });
+
+test('history retention of orders that ended without a fill: defaults, explicit values, bad ones refused', () => {
+  assert.deepEqual(loadSettings({}).history, { unfilledOrderRetentionMs: 259_200_000, unfilledQuoteRetentionMs: 3_600_000 });
+  const set = { HISTORY_UNFILLED_ORDER_RETENTION_MS: '86400000', HISTORY_UNFILLED_QUOTE_RETENTION_MS: '60000' };
+  assert.deepEqual(loadSettings(set).history, { unfilledOrderRetentionMs: 86_400_000, unfilledQuoteRetentionMs: 60_000 });
+  for (const name of Object.keys(set)) {
+    for (const raw of ['999', '1h', '-1']) {
+      assert.throws(() => loadSettings({ [name]: raw }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(name), `${name}=${raw}`);
+    }
+  }
+});

@@ -4,7 +4,7 @@
  * start, and a bad one stops the service with a message naming the variable: a typo must never
  * silently fall back to a default in production.
  *
- * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*, JOURNAL_*) are additive and documented in
+ * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*, JOURNAL_*, HISTORY_*) are additive and documented in
  * the README's configuration table.
  */
 import { existsSync } from 'node:fs';
@@ -68,6 +68,13 @@ export interface Settings {
      * the core's behaviour).
      */
     readonly replayCheck: 'strict' | 'warn';
+  };
+  /** How long orders that ended without a fill stay in the history (docs/architecture.md "History"). */
+  readonly history: {
+    /** Orders a client placed itself. */
+    readonly unfilledOrderRetentionMs: number;
+    /** Orders placed by a bulk quote (with a quoteId), replaced on every re-quote. */
+    readonly unfilledQuoteRetentionMs: number;
   };
 }
 
@@ -136,6 +143,10 @@ export function loadSettings(env: Env = readEnv()): Settings {
       maxInFlight: int(env, 'JOURNAL_MAX_IN_FLIGHT', 4, 1, 64),
       maxProjectionLag: int(env, 'JOURNAL_MAX_PROJECTION_LAG', 1024, 1, 65_536),
       replayCheck: oneOf(env, 'JOURNAL_REPLAY_CHECK', ['strict', 'warn'] as const, 'strict'),
+    },
+    history: {
+      unfilledOrderRetentionMs: int(env, 'HISTORY_UNFILLED_ORDER_RETENTION_MS', 3 * 86_400_000, 1000, 3650 * 86_400_000),
+      unfilledQuoteRetentionMs: int(env, 'HISTORY_UNFILLED_QUOTE_RETENTION_MS', 3_600_000, 1000, 3650 * 86_400_000),
     },
   };
 }

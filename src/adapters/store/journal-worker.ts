@@ -13,12 +13,20 @@
  * transaction, once the queue is empty or `maxProjectionLag` commands wait. Each projection
  * transaction is reported, so history reads can wait for what their client was acknowledged
  * (journal-writer.ts). Measured: bench/gateway/orders.ts, docs/performance.md.
+ *
+ * Housekeeping comes last: orders that ended without a fill leave the history after their retention
+ * (projections/retention.ts). A chunk of at most `UnfilledOrderPruner.chunk` rows runs from a timer,
+ * so only while no message is being handled; a full chunk schedules the next one behind any
+ * messages that arrived meanwhile (setImmediate), otherwise the next check is `PRUNE_EVERY_MS` later.
+ * Retention is counted in service time: the time stamped on the newest appended command.
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openDatabase } from './database.ts';
 import { Journal, type CommittedCommand } from './journal.ts';
 import { unpackCommitted, type PackedCommand } from './journal-message.ts';
 import { historyProjectors } from './projections/index.ts';
+import { UnfilledOrderPruner } from './projections/retention.ts';
+import type { UnfilledRetention } from './projections/trading-history.ts';
 
 export interface AppendMessage {
   readonly id: number;
@@ -41,12 +49,21 @@ export interface JournalWorkerData {
   readonly dbPath: string;
   readonly maxCoalesced: number;
   readonly maxProjectionLag: number;
+  /** Orders that ended without a fill are pruned from the history after this (absent: kept). */
+  readonly retention?: UnfilledRetention;
 }
 
-const { dbPath, maxCoalesced, maxProjectionLag } = workerData as JournalWorkerData;
+/** How often the worker looks for history past its retention when the last chunk was not full. */
+const PRUNE_EVERY_MS = 1000;
+
+const { dbPath, maxCoalesced, maxProjectionLag, retention } = workerData as JournalWorkerData;
 const port: MessagePort = parentPort!;
 const db = openDatabase(dbPath);
-const journal = new Journal(db, historyProjectors(db));
+const projectors = historyProjectors(db);
+const journal = new Journal(db, projectors);
+const pruner = retention === undefined ? null : new UnfilledOrderPruner(db, projectors[1], retention);
+/** Service time of the newest appended command: the clock the retention is counted on. */
+let latestTs = 0;
 
 /** Appended commands whose events are not projected yet, from journal seq `unprojectedFrom` (set by the append that starts them). */
 let unprojected: CommittedCommand[] = [];
@@ -93,6 +110,7 @@ function appendWithQueued(first: AppendMessage): void {
     // Unpacked inside the try: a malformed message fails its batches like a disk error would.
     const commands = batches.flat().map(unpackCommitted);
     const firstSeq = journal.append(commands);
+    latestTs = Math.max(latestTs, commands[commands.length - 1]!.ts);
     if (unprojected.length === 0) unprojectedFrom = firstSeq;
     for (const c of commands) unprojected.push(c);
     report = { kind: 'appended', upTo: last, ok: true };
@@ -119,6 +137,24 @@ function projectPending(): void {
   unprojectedFrom += batch.length;
   port.postMessage(report);
 }
+
+/** One chunk of history pruning; the next runs behind waiting messages, or after `PRUNE_EVERY_MS`. */
+function pruneChunk(): void {
+  if (pruner === null) return;
+  let full = false;
+  if (refusal === null && latestTs > 0) {
+    try {
+      full = pruner.pruneChunk(latestTs) >= pruner.chunk;
+    } catch (error) {
+      // Housekeeping only: the history stays correct with the rows in it, so try again later.
+      process.emitWarning(`history pruning failed: ${message(error)}`);
+    }
+  }
+  if (full) setImmediate(pruneChunk);
+  else setTimeout(pruneChunk, PRUNE_EVERY_MS).unref();
+}
+
+if (pruner !== null) setTimeout(pruneChunk, PRUNE_EVERY_MS).unref();
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -76,6 +76,8 @@ export interface WorkerJournalOptions {
   readonly maxProjectionLag: number;
   /** Where the history stands once the sequencer has recovered: the journal's head (recover() projects up to it). */
   readonly projectedSeq: number;
+  /** Orders that ended without a fill leave the history after this (journal-worker.ts); absent: kept. */
+  readonly retention?: JournalWorkerData['retention'];
 }
 
 export class WorkerJournalWriter implements JournalWriter {
@@ -98,6 +100,7 @@ export class WorkerJournalWriter implements JournalWriter {
       dbPath,
       maxCoalesced: options.maxCoalesced,
       maxProjectionLag: options.maxProjectionLag,
+      retention: options.retention,
     };
     // From source through tsx, from the build as dist/journal-worker.js (adapters/worker-entry.ts).
     this.worker = spawnWorker(new URL('./journal-worker.ts', import.meta.url), data);

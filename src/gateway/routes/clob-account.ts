@@ -14,6 +14,7 @@ import { histories, type GatewayContext } from '../context.ts';
 import { HISTORY_ONLY } from '../durable-reads.ts';
 import { dec, iso } from '../format.ts';
 import { ClobOrderResultView, OptionPositionSchema, optionPositionView, PortfolioBalancesView } from '../schemas/clob.ts';
+import { UNFILLED_RETENTION_NOTE } from '../schemas/orders.ts';
 import { listLimit, responses, StringEnum } from '../schemas/common.ts';
 import { balancesView, PortfolioView, portfolioView } from './clob-portfolio.ts';
 import { clobOrderReads } from './order-reads.ts';
@@ -45,6 +46,7 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
       schema: {
         tags: TAGS,
         summary: 'The caller\'s option and spot orders, newest first (all statuses)',
+        description: `${UNFILLED_RETENTION_NOTE} A pruned order is absent from this list.`,
         querystring: Type.Object(
           {
             limit: listLimit(500, 100),

@@ -127,7 +127,8 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: TAGS,
       summary: 'Cancel one resting option or spot order; returns the cancelled order',
-      description: '404 for an unknown order or another account\'s; 409 CONFLICT when it already ended.',
+      description: '404 for an unknown order or another account\'s; 409 CONFLICT when it already ended (404 once an '
+        + 'order that ended without a fill has left the history: see GET /orders/me).',
       params: OrderIdParams, body: EmptyBody, response: responses({ 200: ClobOrderResultView }, ORDER_ERRORS),
     },
   }, async (req) => {

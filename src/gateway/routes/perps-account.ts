@@ -12,7 +12,9 @@ import { histories, type GatewayContext } from '../context.ts';
 import { HISTORY_ONLY } from '../durable-reads.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import { IsoTime, listLimit, NullableString, OrderIdParams, responses, StringEnum } from '../schemas/common.ts';
-import { ClientOrderId, MarginModeSchema, OrderResultView, PositionViewSchema, positionView, SideSchema } from '../schemas/orders.ts';
+import {
+  ClientOrderId, MarginModeSchema, OrderResultView, PositionViewSchema, positionView, SideSchema, UNFILLED_RETENTION_NOTE,
+} from '../schemas/orders.ts';
 import { apiError } from '../errors.ts';
 import { perpOrderReads } from './order-reads.ts';
 import { checkMarketFilter } from './perps-views.ts';
@@ -46,6 +48,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'The caller\'s perp orders, newest first (all statuses)',
+      description: `${UNFILLED_RETENTION_NOTE} A pruned order is absent from this list.`,
       querystring: Type.Object(
         {
           limit: listLimit(500, 100),
@@ -77,7 +80,8 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['perps'],
       summary: 'One of the caller\'s perp orders, in any status (reconcile after a lost response)',
-      description: 'Includes everything answered before the read. 404 for an unknown id or another account\'s order. To find an order by the clientOrderId sent with it, use GET /perps/orders?clientOrderId=.',
+      description: 'Includes everything answered before the read. 404 for an unknown id or another account\'s order. To find an order by the clientOrderId sent with it, use GET /perps/orders?clientOrderId=. '
+        + `${UNFILLED_RETENTION_NOTE} A pruned order's id is 404.`,
       params: OrderIdParams,
       response: responses({ 200: OrderResultView }, [400, 401, 403, 404, 429]),
     },

@@ -151,6 +151,16 @@ export const QuoteLevel = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * What order reads from the history say of retention (docs/architecture.md "History"): orders that
+ * ended without a fill are pruned, and a pruned order reads as one that never existed.
+ */
+export const UNFILLED_RETENTION_NOTE = 'Orders that ended without any fill (cancelled, expired, rejected; replaced '
+  + 'quotes included) leave the history once a retention has passed since they ended: by default 3 days, and 1 hour '
+  + 'for orders placed by a bulk quote (quoteId set) (HISTORY_UNFILLED_ORDER_RETENTION_MS, '
+  + 'HISTORY_UNFILLED_QUOTE_RETENTION_MS). A pruned order is answered as an unknown one. Orders with any fill, and '
+  + 'fills, are kept.';
+
 export const BulkQuoteResult = Type.Object({
   quoteId: NullableString,
   cancelled: Type.Array(Type.String()),

@@ -4,6 +4,9 @@
  * serves the order and trade lists of both engines (`/perps/orders`, `/perps/trades`,
  * `/orders/me`, `/options/trades/me`) and tells a cancel of a finished order (409) from one of an
  * unknown order (404). Exact decimals are stored as TEXT.
+ *
+ * Retention: orders that ended without any fill leave the history after a retention
+ * (`pruneUnfilled`, HISTORY_UNFILLED_*_RETENTION_MS); orders with a fill and every fill stay.
  */
 import type { ExchangeEvent } from '../../../core/events.ts';
 import { formatDecimal, type Fixed } from '../../../core/money.ts';
@@ -71,7 +74,31 @@ const MIGRATIONS = [
     id: '0203_trades_by_order',
     sql: `CREATE INDEX trades_by_order ON trades (account_id, engine, order_id);`,
   },
+  {
+    // Orders that ended without a fill leave the history after a retention (`pruneUnfilled`): these
+    // partial indexes hold just them, by the time they ended, one for bulk-quote orders (quote_id
+    // set, replaced on every re-quote) and one for the rest, so pruning never scans the table.
+    id: '0204_unfilled_ended_orders',
+    sql: `
+      CREATE INDEX orders_unfilled_ended_quotes ON orders (updated_at)
+        WHERE status IN ('cancelled', 'expired', 'rejected') AND filled_quantity = '0' AND quote_id IS NOT NULL;
+      CREATE INDEX orders_unfilled_ended_orders ON orders (updated_at)
+        WHERE status IN ('cancelled', 'expired', 'rejected') AND filled_quantity = '0' AND quote_id IS NULL;`,
+  },
 ];
+
+/** How long orders that ended without a fill stay, by kind (config/env.ts `history`). */
+export interface UnfilledRetention {
+  readonly unfilledOrderRetentionMs: number;
+  readonly unfilledQuoteRetentionMs: number;
+}
+
+/** The two kinds of unfilled ended orders, each with the partial index that finds them in time order. */
+const UNFILLED = `status IN ('cancelled', 'expired', 'rejected') AND filled_quantity = '0'`;
+const PRUNE_QUOTES = `DELETE FROM orders WHERE id IN (SELECT id FROM orders INDEXED BY orders_unfilled_ended_quotes
+  WHERE ${UNFILLED} AND quote_id IS NOT NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`;
+const PRUNE_ORDERS = `DELETE FROM orders WHERE id IN (SELECT id FROM orders INDEXED BY orders_unfilled_ended_orders
+  WHERE ${UNFILLED} AND quote_id IS NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`;
 
 export interface OrderQuery {
   readonly accountId: number;
@@ -192,6 +219,19 @@ export class TradingHistory implements Projector {
     return byOrder;
   }
 
+  /**
+   * Deletes at most `limit` orders that ended (cancelled, expired, rejected) with nothing filled
+   * longer than their retention before `now`, oldest first, and returns how many. Orders with any
+   * fill, and fills themselves, are never deleted. The caller runs it in a transaction of its own,
+   * in small chunks (journal-worker.ts): reads then answer for a pruned order as for an unknown one.
+   */
+  pruneUnfilled(now: number, retention: UnfilledRetention, limit: number): number {
+    const s = (this.stmts ??= this.prepare());
+    const quotes = s.pruneQuotes.run(now - retention.unfilledQuoteRetentionMs, limit).changes;
+    if (quotes >= limit) return quotes;
+    return quotes + s.pruneOrders.run(now - retention.unfilledOrderRetentionMs, limit - quotes).changes;
+  }
+
   trades(q: TradeQuery): TradeRow[] {
     const where = ['account_id = ?', 'engine = ?', 'trade_id < ?'];
     const args: (string | number)[] = [q.accountId, q.engine, q.beforeId ?? Number.MAX_SAFE_INTEGER];
@@ -219,6 +259,8 @@ export class TradingHistory implements Projector {
          fee, fee_bps, realized_pnl, margin_mode, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       order: this.db.prepare('SELECT * FROM orders WHERE id = ?'),
+      pruneQuotes: this.db.prepare(PRUNE_QUOTES),
+      pruneOrders: this.db.prepare(PRUNE_ORDERS),
     };
   }
 }
