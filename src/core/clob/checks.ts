@@ -198,18 +198,19 @@ function checkLimits(
 
 function checkGate(s: Subject, plan: ClobPlan): Rejection | null {
   const { e, a, m, r, now } = s;
-  const needed = formatDecimal(plan.marginRequired);
   if (plan.marginRequired === 0n) return null;
   if (!m.isOption) {
     const asset = plan.reserveAsset;
     const available = e.userBalance(a.id, 'spot', asset) - a.held('spot', asset);
     if (available >= plan.marginRequired) return null;
+    const needed = formatDecimal(plan.marginRequired);
     const message = `insufficient spot ${asset}: the order needs ${needed}, available ${show(available)}`;
     return reject('INSUFFICIENT_BALANCE', message);
   }
   const available = availableNow(e, a, now);
   if (available >= plan.marginRequired) return null;
   const what = r.side === BUY ? 'premium and fee' : 'initial margin';
+  const needed = formatDecimal(plan.marginRequired);
   const message = `order needs ${needed} USDC of ${what}; available in options is ${show(available)}`;
   return reject('INSUFFICIENT_MARGIN', message);
 }

@@ -37,10 +37,17 @@ export interface MarginSource extends RiskSource {
   readonly fullRevaluation: boolean;
 }
 
-/** Initial and maintenance margin of one short contract of an instrument at a pricing key. */
+/**
+ * Initial and maintenance margin of one short contract of an instrument at a pricing key, with the
+ * inputs they were computed from (a volatile valuation whose inputs did not move is not redone).
+ */
 export class ContractMargin {
   epoch = -1;
   spot: Fixed | null = null;
+  mark: Fixed | null = null;
+  held: Fixed | null = null;
+  /** The book's best bid when it counted (never marked), else null. */
+  bid: Fixed | null = null;
   /** False without any spot: the instrument then adds no margin (risk.ts). */
   priced = false;
   /** True when the figures hold for the whole epoch at this spot (file comment). */
@@ -49,10 +56,15 @@ export class ContractMargin {
   mm: Fixed = 0n;
 }
 
-/** What one instrument adds to an account's margin. */
+/** What one instrument adds to an account's margin, and the lots and figures it was computed from. */
 export class InstrumentMargin {
   im: Fixed = 0n;
   mm: Fixed = 0n;
+  lots = 0;
+  shortLots = 0;
+  priced = false;
+  perIm: Fixed = 0n;
+  perMm: Fixed = 0n;
 }
 
 /** An account's margin on the instruments of one underlying. */
@@ -93,14 +105,23 @@ export function contractMargin(
   const c = market.valuation;
   if (c.stable && epoch >= 0 && c.epoch === epoch && c.spot === spot) return c;
   c.epoch = epoch;
-  c.spot = spot;
-  c.priced = spot !== null;
-  c.stable = true;
-  if (spot === null) return c;
+  if (spot === null) {
+    c.priced = false;
+    c.stable = true;
+    return c;
+  }
   const o = market.option!;
   const id = market.spec.id;
   const mark = src.optionMark(id, now);
   const held = src.heldMark(id);
+  const bid = mark === null && held === null ? market.bestBid() : null;
+  // The same inputs give the same figures (and the same stability).
+  if (c.priced && c.spot === spot && c.mark === mark && c.held === held && c.bid === bid) return c;
+  c.spot = spot;
+  c.mark = mark;
+  c.held = held;
+  c.bid = bid;
+  c.priced = true;
   const price = mark ?? fallbackRiskPrice(market, spot, held);
   c.im = initialPerContract(o, spot, price);
   c.mm = maintenancePerContract(o, spot, price);
@@ -120,7 +141,9 @@ export function accountFunds(src: MarginSource, account: ClobAccount, now: numbe
 
 /** What the account's free collateral is now (balance − reserved − initial margin). */
 export function availableNow(src: MarginSource, account: ClobAccount, now: number): Fixed {
-  return accountFunds(src, account, now).available;
+  if (src.fullRevaluation) return optionFunds(src, account, now).available;
+  const balance = src.userBalance(account.id, 'options', src.settlementAsset);
+  return balance - account.held('options', src.settlementAsset) - keptMargin(src, account, now).initialMargin;
 }
 
 /**
@@ -170,9 +193,11 @@ export function keptMargin(src: RiskSource & Pick<MarginSource, 'pricingEpoch'>,
       u.spot = spot;
       for (const market of u.terms.keys()) u.pending.add(market);
     }
-    for (const market of u.volatile) u.pending.add(market);
-    for (const market of u.pending) refreshTerm(src, account, u, market, now);
-    u.pending.clear();
+    if (u.volatile.size !== 0) for (const market of u.volatile) u.pending.add(market);
+    if (u.pending.size !== 0) {
+      for (const market of u.pending) refreshTerm(src, account, u, market, now);
+      u.pending.clear();
+    }
     if (u.terms.size === 0) {
       if (u.initialMargin !== 0n || u.maintenanceMargin !== 0n) fail(`account ${account.id} keeps margin without terms`);
       kept.byUnderlying.delete(u.underlying);
@@ -191,19 +216,36 @@ function refreshTerm(src: RiskSource, account: ClobAccount, u: UnderlyingMargin,
   const pos = account.position(market)?.size ?? 0;
   const lots = Math.max(0, account.sellLots(market) - pos);
   const shortLots = Math.max(0, -pos);
-  const d = src.settlementDecimals;
-  const im = c.priced ? forLots(market, c.im, lots, d) : 0n;
-  const mm = c.priced ? forLots(market, c.mm, shortLots, d) : 0n;
   let term = u.terms.get(market);
   if (term === undefined) u.terms.set(market, (term = new InstrumentMargin()));
-  u.initialMargin += im - term.im;
-  u.maintenanceMargin += mm - term.mm;
-  term.im = im;
-  term.mm = mm;
+  if (!sameInputs(term, c, lots, shortLots)) setTerm(u, term, market, c, lots, shortLots, src.settlementDecimals);
   if (u.initialMargin < 0n || u.maintenanceMargin < 0n) fail(`kept option margin of account ${account.id} went negative`);
   if (lots === 0 && shortLots === 0) u.terms.delete(market);
   if (c.stable || !u.terms.has(market)) u.volatile.delete(market);
   else u.volatile.add(market);
+}
+
+/** Whether the term was computed from these lots and per-contract figures (it is then unchanged). */
+function sameInputs(term: InstrumentMargin, c: ContractMargin, lots: number, shortLots: number): boolean {
+  if (term.lots !== lots || term.shortLots !== shortLots || term.priced !== c.priced) return false;
+  return !c.priced || (term.perIm === c.im && term.perMm === c.mm);
+}
+
+/** Recomputes the term from these lots and figures and moves the underlying's sums by its change. */
+function setTerm(
+  u: UnderlyingMargin, term: InstrumentMargin, market: ClobMarket, c: ContractMargin, lots: number, shortLots: number, decimals: number,
+): void {
+  const im = c.priced ? forLots(market, c.im, lots, decimals) : 0n;
+  const mm = c.priced ? forLots(market, c.mm, shortLots, decimals) : 0n;
+  u.initialMargin += im - term.im;
+  u.maintenanceMargin += mm - term.mm;
+  term.im = im;
+  term.mm = mm;
+  term.lots = lots;
+  term.shortLots = shortLots;
+  term.priced = c.priced;
+  term.perIm = c.im;
+  term.perMm = c.mm;
 }
 
 /** The kept figures of every account against the oracle (risk.ts optionFunds); empty when equal. */
