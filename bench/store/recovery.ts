@@ -5,16 +5,20 @@
  * limit, market, IOC orders and cancels on BTC-PERP from four funded accounts, the commands the
  * full linear adapter of bench/engine sends), journaled with their history as the live service
  * writes them. Then a fresh core on the same file recovers, and the report splits the replay into
- * reading and decoding the journal rows, and applying the commands.
+ * reading and decoding the journal rows, and applying the commands. The reading is also timed on a
+ * copy of the journal as builds before the compact encoding wrote it (JSON text, linked over the
+ * text: command-codec.ts), in interleaved rounds, with the bytes per record of each.
  *
  * Run: node --import tsx bench/store/recovery.ts [--ops 200000]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { decode, encode } from '../../src/adapters/store/codec.ts';
 import { openDatabase } from '../../src/adapters/store/database.ts';
 import { Journal, type CommittedCommand } from '../../src/adapters/store/journal.ts';
+import { GENESIS, link } from '../../src/adapters/store/journal-record.ts';
 import { InlineJournalWriter } from '../../src/adapters/store/journal-writer.ts';
 import { historyProjectors } from '../../src/adapters/store/projections/index.ts';
 import { coreConfig } from '../../src/config/core.ts';
@@ -100,12 +104,59 @@ function journalWorkload(path: string): number {
   return head;
 }
 
+/**
+ * A copy of the journal at `from` as a build before the compact encoding would have written it:
+ * each command as JSON text, linked over the text. Returns the average bytes of a row's command
+ * in each.
+ */
+function asJsonJournal(from: string, to: string): { compact: number; json: number } {
+  copyFileSync(from, to);
+  const db = openDatabase(to);
+  const rows = db.prepare('SELECT seq, ts, command FROM journal ORDER BY seq').all() as { seq: number; ts: number; command: Buffer }[];
+  const update = db.prepare('UPDATE journal SET command = ?, chain = ? WHERE seq = ?');
+  let previous = GENESIS;
+  let compact = 0;
+  let json = 0;
+  db.transaction(() => {
+    for (const row of rows) {
+      const text = encode(decode(row.command));
+      previous = link(previous, row.seq, row.ts, text);
+      update.run(text, previous, row.seq);
+      compact += row.command.length;
+      json += Buffer.byteLength(text);
+    }
+  })();
+  db.close();
+  return { compact: compact / rows.length, json: json / rows.length };
+}
+
+/** Microseconds per record to read and decode the whole journal at `path` (links checked). */
+function readJournal(path: string): number {
+  const db = openDatabase(path);
+  const journal = new Journal(db, historyProjectors(db));
+  const started = performance.now();
+  let read = 0;
+  for (const _record of journal.replay()) read++;
+  const us = (performance.now() - started) * 1000 / read;
+  db.close();
+  return us;
+}
+
 const dir = mkdtempSync(join(os.tmpdir(), 'recovery-bench-'));
 try {
   const path = join(dir, 'exchange.db');
   const built = performance.now();
   const commands = journalWorkload(path);
   console.log(`journal: ${commands} commands (${OPS} workload ops and the prefill), written in ${((performance.now() - built) / 1000).toFixed(1)} s; node ${process.version}`);
+  const jsonPath = join(dir, 'exchange-json.db');
+  const bytes = asJsonJournal(path, jsonPath);
+  console.log(`a row's command: ${bytes.compact.toFixed(0)} bytes per record (as JSON, before the compact encoding: ${bytes.json.toFixed(0)})`);
+  const best = { compact: Infinity, json: Infinity };
+  for (let round = 0; round < 3; round++) {
+    best.compact = Math.min(best.compact, readJournal(path));
+    best.json = Math.min(best.json, readJournal(jsonPath));
+  }
+  console.log(`read and decode the journal, best of 3: ${best.compact.toFixed(1)} µs per command (the JSON journal: ${best.json.toFixed(1)})`);
 
   const db = openDatabase(path);
   const journal = new Journal(db, historyProjectors(db));
