@@ -38,6 +38,7 @@ class Root {
   }
 }
 
+const SENTINEL = new Node(0n);
 const INTERNED = new Map<string, { key: string }>();
 const intern = (key: string) => {
   let v = INTERNED.get(key);
@@ -59,6 +60,7 @@ const schema: StateSchema = {
     make: (parts) => intern(parts[0] as string),
   }],
   configField: 'config',
+  constants: new Map([['SENTINEL', SENTINEL]]),
 };
 
 function populated(): Root {
@@ -73,7 +75,7 @@ function populated(): Root {
   root.engine.deps.tick = 9;
   root.engine.scratch.set([1.5, -0, Number.NaN]);
   root.clock.t = 1234;
-  root.history = [a, { price: 1.25, zero: -0, big: -(2n ** 70n), none: null, gone: undefined }, Object.freeze({ frozen: true }), intern('k'), root.config];
+  root.history = [SENTINEL, a, { price: 1.25, zero: -0, big: -(2n ** 70n), none: null, gone: undefined }, Object.freeze({ frozen: true }), intern('k'), root.config];
   return root;
 }
 
@@ -97,13 +99,14 @@ describe('state image', () => {
     assert.equal(a!.value, 10n ** 30n);
     assert.deepEqual([...a!.tags], ['x', 'y']);
     assert.ok(a instanceof Node);
-    const record = target.history[1] as Record<string, unknown>;
+    assert.equal(target.history[0], SENTINEL, 'constants keep their identity');
+    const record = target.history[2] as Record<string, unknown>;
     assert.ok(Object.is(record.zero, -0));
     assert.equal(record.big, -(2n ** 70n));
     assert.ok('gone' in record && record.gone === undefined);
-    assert.ok(Object.isFrozen(target.history[2]));
-    assert.equal(target.history[3], intern('k'), 'interned values keep their identity');
-    assert.equal(target.history[4], target.config, 'configuration is the fresh root\'s');
+    assert.ok(Object.isFrozen(target.history[3]));
+    assert.equal(target.history[4], intern('k'), 'interned values keep their identity');
+    assert.equal(target.history[5], target.config, 'configuration is the fresh root\'s');
     assert.ok(Object.is(target.engine.scratch[1], -0) && Number.isNaN(target.engine.scratch[2]));
     assert.equal(target.engine.optional, undefined);
     assert.ok(!('optional' in target.engine) || target.engine.optional === undefined);

@@ -13,7 +13,8 @@
  *   - configuration: objects reachable from the root's configuration are written as their path in
  *     it and resolved against the fresh root's, so a restart runs with the configuration it was
  *     started with (from the snapshot on, as for any command after a change of configuration);
- *   - interned values (ledger accounts) go back through their intern table, keeping identity.
+ *   - interned values (ledger accounts) go back through their intern table, keeping identity, and
+ *     module-level constants the code compares by identity (a tree's sentinel) are named, not copied.
  * Anything else that holds a function is refused loudly: state must live in fields, not closures.
  *
  * Classes are written by name and field list (state-classes.ts and the layout manifest,
@@ -39,6 +40,8 @@ export interface StateSchema {
   /** Fields of anchored objects that are wiring, kept from the fresh root and never written. */
   readonly wiring: Readonly<Record<string, readonly string[]>>;
   readonly interners: readonly Interner[];
+  /** Module-level objects the code compares by identity (a tree's sentinel), by name: never copied. */
+  readonly constants: ReadonlyMap<string, object>;
   /** The root's field that holds the configuration. */
   readonly configField: string;
 }
@@ -51,7 +54,7 @@ type Path = (string | number)[];
 const T_UNDEFINED = 0, T_NULL = 1, T_FALSE = 2, T_TRUE = 3, T_INT = 4, T_FLOAT = 5, T_STRING = 6, T_STRING_REF = 7;
 const T_BIGINT = 8, T_ABSENT = 9, T_REF = 10, T_NEW = 11, T_FUNCTION = 12, T_KEEP = 13;
 // Kinds of a new object.
-const K_CLASS = 0, K_PLAIN = 1, K_NULL_PROTO = 2, K_ARRAY = 3, K_MAP = 4, K_SET = 5, K_FLOAT64 = 6, K_INTERNED = 7, K_CONFIG = 8;
+const K_CLASS = 0, K_PLAIN = 1, K_NULL_PROTO = 2, K_ARRAY = 3, K_MAP = 4, K_SET = 5, K_FLOAT64 = 6, K_INTERNED = 7, K_CONFIG = 8, K_CONSTANT = 9;
 const FROZEN = 16;
 
 const IMAGE_MAGIC = 0x53544931; // "STI1"
@@ -128,6 +131,7 @@ class ImageWriter {
   private readonly config: Map<object, Path>;
   /** The registered name of each state class (never `constructor.name`, which a bundler may rename). */
   private readonly names = new Map<unknown, string>();
+  private readonly constants = new Map<object, string>();
   /** What is being written, for error messages. */
   private where = '';
 
@@ -135,6 +139,7 @@ class ImageWriter {
     const config = (root as Record<string, unknown>)[schema.configField];
     this.config = isObject(config) ? fieldPaths(config, () => false, (o) => !(o instanceof Map || o instanceof Set)) : new Map();
     for (const [name, ctor] of schema.classes) this.names.set(ctor, name);
+    for (const [name, o] of schema.constants) this.constants.set(o, name);
   }
 
   private className(o: object): string {
@@ -160,7 +165,7 @@ class ImageWriter {
   /** Objects of the live root at a field path where the fresh root has an object of the same kind. */
   private anchors(template: object): [object, Path][] {
     const skip = (o: object, path: Path) => {
-      if (this.config.has(o) || this.interned(o) !== null) return true;
+      if (this.config.has(o) || this.constants.has(o) || this.interned(o) !== null) return true;
       const twin = resolve(template, path);
       return !isObject(twin) || kindOf(twin) !== kindOf(o) || (kindOf(o) === K_CLASS && twin.constructor !== o.constructor);
     };
@@ -315,8 +320,12 @@ class ImageWriter {
     }
     this.w.byte(T_NEW);
     const config = this.config.get(o);
-    const interned = config === undefined ? this.interned(o) : null;
-    if (config !== undefined) {
+    const constant = this.constants.get(o);
+    const interned = config === undefined && constant === undefined ? this.interned(o) : null;
+    if (constant !== undefined) {
+      this.w.uint(K_CONSTANT);
+      this.value(constant);
+    } else if (config !== undefined) {
       this.w.uint(K_CONFIG);
       this.path(config);
     } else if (interned !== null) {
@@ -528,6 +537,13 @@ class ImageReader {
       const path = this.path();
       const o = resolve((this.fresh as Record<string, unknown>)[this.schema.configField], path);
       if (!isObject(o)) throw new StateImageError(`the snapshot refers to configuration ${path.join('.')} this configuration does not have`);
+      this.objects.push(o);
+      return o;
+    }
+    if (head === K_CONSTANT) {
+      const name = this.value() as string;
+      const o = this.schema.constants.get(name);
+      if (o === undefined) throw new StateImageError(`the snapshot refers to a constant ${name} this code does not have`);
       this.objects.push(o);
       return o;
     }
