@@ -170,7 +170,7 @@ try {
     earlyFlushAt: 16, maxInFlight: 4, onFatal: () => {}, replayCheck: 'strict',
   });
   started = performance.now();
-  const replayed = sequencer.recover();
+  const { replayed } = await sequencer.recover();
   const recoverMs = performance.now() - started;
   db.close();
   if (replayed !== commands || read !== commands) throw new Error(`recovered ${replayed} and read ${read} of ${commands} commands`);

@@ -33,7 +33,7 @@ function setUp(name: string) {
   const exchange = new Exchange(coreConfig({ depositConfirmations: CONFIRMATIONS }));
   const options = { earlyFlushAt: 16, maxInFlight: 4, onFatal: () => {}, replayCheck: 'strict' as const };
   const sequencer = new Sequencer(exchange, journal, new InlineJournalWriter(journal), { now: () => now }, options);
-  sequencer.recover();
+  void sequencer.recover(); // an empty journal: recovered before this returns
   const chain = new SimulatedChain({ path: join(dir, `${name}-chain.sqlite`), chainId: 1, asset: 'USDC', blockMs: 1000, now: () => now });
   const events: ExchangeEvent[] = [];
   sequencer.subscribe((batch) => events.push(...batch));

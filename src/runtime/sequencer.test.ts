@@ -205,7 +205,7 @@ test('recovery projects the commands a crash left unprojected, from the replay\'
   live.db.close();
 
   const { db, wallet, journal, sequencer } = restart(path);
-  assert.equal(sequencer.recover(), 5);
+  assert.equal((await sequencer.recover()).replayed, 5);
   assert.equal(journal.projectedSeq(), 5);
   const lines = wallet.history(ACCOUNT, 100);
   assert.equal(lines.length, 5, 'each deposit projected exactly once');
@@ -254,7 +254,7 @@ test('recovery refuses a replay that does not reproduce the recorded balances (t
   edit.prepare('UPDATE journal SET chain = NULL WHERE seq >= 2').run();
   edit.close();
   const { db, sequencer } = restart(path);
-  assert.throws(() => sequencer.recover(), /journal replay diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 3, replayed 4/);
+  await assert.rejects(sequencer.recover(), /journal replay diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 3, replayed 4/);
   db.close();
 });
 
@@ -262,7 +262,7 @@ test('JOURNAL_REPLAY_CHECK=warn: recovery reports the difference and serves the 
   const path = await crashedAfterFour();
   alterLastLine(path, '7');
   const { db, sequencer, exchange, journal } = restart(path, 'warn');
-  assert.equal(sequencer.recover(), 4);
+  assert.equal((await sequencer.recover()).replayed, 4);
   assert.match(sequencer.replayDivergence ?? '', /at seq 3: u:1:wallet:USDC recorded 7, replayed 3/);
   assert.equal(exchange.transferable(1, 'wallet', 'USDC'), fx('4'), 'the replayed state, all four deposits');
   assert.equal(journal.projectedSeq(), 4);
@@ -273,7 +273,7 @@ test('recovery refuses a history that does not match the journal', async () => {
   const path = await crashedAfterFour();
   alterLastLine(path, '7');
   const { db, sequencer } = restart(path);
-  assert.throws(() => sequencer.recover(), /diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 7, replayed 3/);
+  await assert.rejects(sequencer.recover(), /diverged from the recorded history at seq 3: u:1:wallet:USDC recorded 7, replayed 3/);
   db.close();
 });
 
@@ -285,7 +285,7 @@ test('recovery refuses a journal record altered after it was written, and names 
   edit.prepare('UPDATE journal SET command = ? WHERE seq = 2').run(encode({ ...decode<ReturnType<typeof deposit>>(row.command), amount: fx('2') }));
   edit.close();
   const { db, sequencer } = restart(path);
-  assert.throws(() => sequencer.recover(), /journal record at seq 2 does not match its checksum/);
+  await assert.rejects(sequencer.recover(), /journal record at seq 2 does not match its checksum/);
   db.close();
 });
 
@@ -297,7 +297,7 @@ test('recovery refuses a journal with a record missing in the middle, and names 
   const { db, sequencer } = restart(path);
   // Before: replay skipped the gap; only the balance check could notice, and only when the lost
   // command moved a ledger line (a lost resting order went unnoticed).
-  assert.throws(() => sequencer.recover(), /the journal has no record at seq 2 \(the next is seq 3\)/);
+  await assert.rejects(sequencer.recover(), /the journal has no record at seq 2 \(the next is seq 3\)/);
   db.close();
 });
 

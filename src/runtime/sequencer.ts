@@ -39,6 +39,43 @@ export interface Clock {
 
 export type EventListener = (events: readonly ExchangeEvent[], command: Command) => void;
 
+/** A snapshot recovery started from (adapters/store/snapshot-store.ts). */
+export interface RestoredSnapshot {
+  /** The last journal seq the snapshot includes. */
+  readonly seq: number;
+}
+
+/** Recovery's port to the core's snapshots (docs/architecture.md "Snapshots"). */
+export interface SnapshotSource {
+  /**
+   * Restores the newest usable snapshot at or below `maxSeq` into `exchange` (a freshly built
+   * core), or returns null and leaves it untouched when there is none (full replay).
+   */
+  restoreNewest(exchange: Exchange, maxSeq: number): RestoredSnapshot | null;
+}
+
+export interface RecoveryProgress {
+  readonly phase: 'snapshot' | 'journal';
+  /** Journal commands replayed so far, of `total` (those after the snapshot). */
+  readonly done: number;
+  readonly total: number;
+  readonly snapshotSeq: number | null;
+}
+
+export interface RecoveryOptions {
+  readonly snapshots?: SnapshotSource;
+  readonly onProgress?: (progress: RecoveryProgress) => void;
+  /** How long a slice of replay may hold the event loop before yielding. */
+  readonly sliceMs?: number;
+}
+
+export interface RecoveryResult {
+  readonly replayed: number;
+  readonly snapshotSeq: number | null;
+  readonly journalSeq: number;
+  readonly ms: number;
+}
+
 export interface SequencerOptions {
   /** Commands waiting that send a batch at once instead of at the end of the event-loop turn. */
   readonly earlyFlushAt: number;
@@ -65,6 +102,8 @@ export class Sequencer {
   private inFlight = 0;
   /** What recovery found different under `replayCheck: 'warn'` (null when the replay agreed). */
   replayDivergence: string | null = null;
+  /** True while `recover` runs: nothing may be submitted until the state is whole. */
+  private recovering = false;
   /** Resolves when every batch sent so far is durable and answered (keeps replies in order). */
   private tail: Promise<void> = Promise.resolve();
 
@@ -80,34 +119,60 @@ export class Sequencer {
   }
 
   /**
-   * Rebuilds the exchange from the journal, and writes the history of the commands a crash left
+   * Rebuilds the exchange: the newest usable snapshot (when a `snapshots` source is given and has
+   * one), then the journal after it, and writes the history of the commands a crash left
    * unprojected from the replay's own events (the core is deterministic: they are the events the
-   * live core produced). Call once, before the first submit.
+   * live core produced). A snapshot never covers more than the history does (the projection
+   * watermark), so the history past the snapshot is always replayed. Runs in slices of about
+   * `sliceMs`, yielding to the event loop between them so that `/health` can report progress. Call
+   * once, before the first submit; submits meanwhile are refused.
    */
-  recover(): number {
-    const projected = this.journal.projectedSeq();
-    let tail: CommittedCommand[] = [];
-    let tailFrom = projected + 1;
-    let count = 0;
-    for (const record of this.journal.replay()) {
-      const outcome = this.exchange.execute(record.command, record.ts);
-      if (!outcome.ok) {
-        throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
+  async recover(options: RecoveryOptions = {}): Promise<RecoveryResult> {
+    const started = performance.now();
+    // Reset in `finally`, which runs before the promise is returned when nothing had to yield.
+    this.recovering = true;
+    try {
+      const projected = this.journal.projectedSeq();
+      const head = this.journal.head();
+      const report = options.onProgress ?? (() => undefined);
+      report({ phase: 'snapshot', done: 0, total: head, snapshotSeq: null });
+      const snapshot = options.snapshots?.restoreNewest(this.exchange, Math.min(head, projected)) ?? null;
+      const from = snapshot === null ? 1 : snapshot.seq + 1;
+      const total = head - from + 1;
+      if (snapshot !== null && snapshot.seq === projected) this.checkReplay(projected);
+      let tail: CommittedCommand[] = [];
+      let tailFrom = projected + 1;
+      let count = 0;
+      let sliceStart = performance.now();
+      const sliceMs = options.sliceMs ?? 25;
+      for (const record of this.journal.replay(from)) {
+        const outcome = this.exchange.execute(record.command, record.ts);
+        if (!outcome.ok) {
+          throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
+        }
+        count++;
+        if (record.seq === projected) this.checkReplay(projected);
+        if (record.seq > projected) {
+          tail.push({ ts: record.ts, command: record.command, events: outcome.events });
+          if (tail.length === RECOVERY_PROJECTION_BATCH) {
+            this.journal.project(tail, tailFrom);
+            tailFrom += tail.length;
+            tail = [];
+          }
+        }
+        if ((count & 255) === 0 && performance.now() - sliceStart >= sliceMs) {
+          report({ phase: 'journal', done: count, total, snapshotSeq: snapshot?.seq ?? null });
+          await new Promise((resolve) => setImmediate(resolve));
+          sliceStart = performance.now();
+        }
       }
-      count++;
-      if (record.seq === projected) this.checkReplay(projected);
-      if (record.seq <= projected) continue;
-      tail.push({ ts: record.ts, command: record.command, events: outcome.events });
-      if (tail.length === RECOVERY_PROJECTION_BATCH) {
-        this.journal.project(tail, tailFrom);
-        tailFrom += tail.length;
-        tail = [];
-      }
+      this.journal.project(tail, tailFrom);
+      if (this.journal.projectedSeq() !== head) throw new Error(`history at seq ${this.journal.projectedSeq()} after recovery, journal at ${head}`);
+      report({ phase: 'journal', done: count, total, snapshotSeq: snapshot?.seq ?? null });
+      return { replayed: count, snapshotSeq: snapshot?.seq ?? null, journalSeq: head, ms: performance.now() - started };
+    } finally {
+      this.recovering = false;
     }
-    this.journal.project(tail, tailFrom);
-    const head = this.journal.head();
-    if (this.journal.projectedSeq() !== head) throw new Error(`history at seq ${this.journal.projectedSeq()} after recovery, journal at ${head}`);
-    return count;
   }
 
   /**
@@ -141,6 +206,7 @@ export class Sequencer {
 
   submit<T extends CommandType>(command: CommandOf<T>): Promise<Outcome<ResultOf<T>>> {
     if (this.fatal !== null) return Promise.resolve(STOPPED);
+    if (this.recovering) return Promise.resolve(RECOVERING);
     let outcome: Outcome<ResultOf<T>>;
     try {
       outcome = this.exchange.execute(command, this.clock.now());
@@ -263,5 +329,6 @@ export class Sequencer {
 const BARRIER: Rejection = reject('INTERNAL', 'barrier');
 /** The answer to every command (and barrier) once the core has stopped. */
 const STOPPED: Rejection = reject('UNAVAILABLE', 'the exchange core has stopped');
+const RECOVERING: Rejection = reject('UNAVAILABLE', 'the exchange core is recovering its state');
 /** Commands per history transaction when recovery projects what a crash left unprojected. */
 const RECOVERY_PROJECTION_BATCH = 1024;

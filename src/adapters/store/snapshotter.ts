@@ -1,0 +1,104 @@
+/**
+ * When the core's snapshots are written (docs/architecture.md "Snapshots"): every
+ * `SNAPSHOT_EVERY_COMMANDS` journaled commands, and at least every `SNAPSHOT_EVERY_MS` while
+ * commands arrive, one snapshot worker at a time (snapshot-worker.ts). The event loop only counts
+ * and starts the worker; the replay and the writing happen in the worker's thread. A failed
+ * snapshot is logged and tried again at the next interval: the journal still holds everything.
+ */
+import type { Worker } from 'node:worker_threads';
+import { spawnWorker } from '../worker-entry.ts';
+import { SnapshotFiles } from './snapshot-files.ts';
+import type { SnapshotWorkerData, SnapshotWorkerReport } from './snapshot-worker.ts';
+
+export interface SnapshotterOptions {
+  readonly dbPath: string;
+  readonly dataDir: string;
+  readonly core: SnapshotWorkerData['core'];
+  readonly everyCommands: number;
+  readonly everyMs: number;
+  readonly keep: number;
+  /** The journal's durable head now. */
+  readonly head: () => number;
+  readonly log: (level: 'info' | 'error', message: string, detail?: unknown) => void;
+}
+
+/** How often the head is looked at. */
+const CHECK_MS = 1_000;
+
+export class Snapshotter {
+  private timer: NodeJS.Timeout | null = null;
+  private worker: Worker | null = null;
+  private running: Promise<SnapshotWorkerReport> | null = null;
+  private lastSeq: number;
+  private lastAt = Date.now();
+  private stopped = false;
+
+  constructor(private readonly options: SnapshotterOptions) {
+    this.lastSeq = new SnapshotFiles(options.dataDir).seqs()[0] ?? 0;
+  }
+
+  /** The seq of the newest snapshot written (or found at start). */
+  get newestSeq(): number {
+    return this.lastSeq;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.check(), CHECK_MS);
+    this.timer.unref();
+  }
+
+  /** Writes a snapshot now (unless one is being written: that one is awaited instead). */
+  snapshotNow(): Promise<SnapshotWorkerReport> {
+    return this.running ?? this.run();
+  }
+
+  /** Stops scheduling; a snapshot being written is abandoned (its temporary file is removed later). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    await this.worker?.terminate();
+  }
+
+  private check(): void {
+    if (this.running !== null || this.stopped) return;
+    const head = this.options.head();
+    const due = head - this.lastSeq >= this.options.everyCommands || (head > this.lastSeq && Date.now() - this.lastAt >= this.options.everyMs);
+    if (due) void this.run();
+  }
+
+  private run(): Promise<SnapshotWorkerReport> {
+    const o = this.options;
+    const data: SnapshotWorkerData = { dbPath: o.dbPath, dataDir: o.dataDir, core: o.core, keep: o.keep, minCommands: 1 };
+    const worker = spawnWorker(new URL('./snapshot-worker.ts', import.meta.url), data);
+    this.worker = worker;
+    const done = new Promise<SnapshotWorkerReport>((resolve) => {
+      worker.once('message', (report: SnapshotWorkerReport) => resolve(report));
+      worker.once('error', (error) => resolve({ ok: false, error: error.stack ?? String(error) }));
+      worker.once('exit', (code) => resolve({ ok: false, error: `the snapshot worker exited (${code}) before reporting` }));
+    });
+    this.running = done.then((report) => {
+      this.finish(report);
+      return report;
+    });
+    return this.running;
+  }
+
+  private finish(report: SnapshotWorkerReport): void {
+    this.running = null;
+    this.worker = null;
+    this.lastAt = Date.now();
+    if (this.stopped) return;
+    if (!report.ok) {
+      this.options.log('error', 'snapshot failed; the journal still holds every command, the next interval tries again', report.error);
+      return;
+    }
+    this.lastSeq = report.seq;
+    if (!report.written) return;
+    for (const refusal of report.refused) this.options.log('error', refusal);
+    const { ms, ...figures } = report;
+    this.options.log('info', `snapshot written at seq ${report.seq}`, {
+      ...figures, refused: undefined, ms: Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, Math.round(v)])),
+    });
+  }
+}
