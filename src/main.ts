@@ -17,7 +17,14 @@ async function main(): Promise<void> {
     throw error;
   }
   const service = await createService(settings);
-  const address = await service.listen();
+  let address: string;
+  try {
+    address = await service.listen();
+  } catch (error) {
+    // Recovery refused the data (a journal the code does not reproduce, a corrupt record): say why and stop.
+    service.app.log.fatal({ err: error }, 'the exchange could not start');
+    process.exit(1);
+  }
   service.app.log.info(`exchange listening on ${address} (public origin ${settings.publicOrigin}); docs at /docs`);
   const shutdown = async (signal: string) => {
     service.app.log.info(`${signal}: shutting down`);

@@ -26,7 +26,7 @@ import type { GatewayContext } from './gateway/context.ts';
 import { adminRoutes } from './gateway/routes/admin.ts';
 import { apiKeyRoutes } from './gateway/routes/api-keys.ts';
 import { authRoutes } from './gateway/routes/auth.ts';
-import { healthRoutes } from './gateway/routes/health.ts';
+import { healthFields, healthRoutes } from './gateway/routes/health.ts';
 import { marketDataRoutes } from './gateway/routes/market-data.ts';
 import { walletRoutes } from './gateway/routes/wallet.ts';
 import { perpsAccountRoutes } from './gateway/routes/perps-account.ts';
@@ -50,12 +50,17 @@ import { optionsBoardRoutes } from './gateway/routes/options-board.ts';
 import { ChainWatcher } from './runtime/chain-watcher.ts';
 import { Sequencer, type Clock } from './runtime/sequencer.ts';
 import { SteadyClock } from './runtime/steady-clock.ts';
+import { SnapshotStore } from './adapters/store/snapshot-store.ts';
+import { Snapshotter } from './adapters/store/snapshotter.ts';
+import { Startup, startupGate } from './gateway/startup.ts';
 
 export interface Service {
   readonly app: TypedApp;
   readonly ctx: GatewayContext;
   /** The SSE hub (stats for tests and benchmarks). */
   readonly streams: StreamHub;
+  /** Writes the core's snapshots (tests ask for one with `snapshotNow`). */
+  readonly snapshotter: Snapshotter;
   /** Listens on settings.host:port; returns the bound address. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -75,7 +80,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const [walletHistory, tradingHistory, marketHistory] = historyProjectors(db);
   const journal = new Journal(db, [walletHistory, tradingHistory, marketHistory]);
   const authStore = new AuthStore(db);
-  const exchange = new Exchange(coreConfig(settings));
+  const exchange = new Exchange(coreConfig(coreSettings(settings)));
 
   let app: TypedApp | null = null;
   const onFatal = options.onFatal ?? ((error: unknown) => {
@@ -91,8 +96,17 @@ export async function createService(settings: Settings, options: ServiceOptions 
     projectedSeq: journal.head(), // recover() below projects up to the head before anything is served
   });
   const sequencer = new Sequencer(exchange, journal, writer, clock, { ...settings.journal, onFatal });
-  const replayed = sequencer.recover();
-  if (clock instanceof SteadyClock) clock.resumeFrom(exchange.now());
+  // The state is recovered in listen(), while the gateway already answers (startup.ts).
+  const startup = new Startup();
+  const snapshots = new SnapshotStore(settings.dataDir, (message) => app?.log.warn(message));
+  const snapshotter = new Snapshotter({
+    dbPath,
+    dataDir: settings.dataDir,
+    core: coreSettings(settings),
+    ...settings.snapshots,
+    head: () => sequencer.stats().journalHead,
+    log: (level, message, detail) => app?.log[level]({ detail }, message),
+  });
 
   const chain = new SimulatedChain({
     path: join(settings.dataDir, 'chain.sqlite'),
@@ -113,6 +127,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   app = await createApp({
     settings,
     logger: options.logger,
+    gate: startupGate(startup, () => healthFields(ctx)),
     identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
   });
   durableReads(app, ctx);
@@ -139,8 +154,6 @@ export async function createService(settings: Settings, options: ServiceOptions 
   if (settings.adminToken !== null) adminRoutes(app, ctx);
   if (settings.adminToken !== null) clobAdminRoutes(app, ctx);
   await app.ready();
-  app.log.info({ replayed, journalSeq: journal.head() }, 'exchange core recovered from the journal');
-  if (sequencer.replayDivergence !== null) app.log.warn(`${sequencer.replayDivergence}; serving the replayed state (JOURNAL_REPLAY_CHECK=warn)`);
 
   const watcher = new ChainWatcher(chain, sequencer, {
     depositConfirmations: settings.depositConfirmations,
@@ -155,7 +168,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     for (const e of events) if (e.type === 'alarm') app?.log.error({ alarm: e.kind, at: e.at }, e.message);
   });
 
-  const feed = settings.feed === 'simulated' ? simulatedFeed(exchange, clock, (e) => app?.log.error({ err: e }, 'feed')) : null;
+  let feed: SimulatedFeed | null = null;
   const ticker = new Ticker(sequencer, settings.tickMs, (e) => app?.log.error({ err: e }, 'tick failed'));
   const makerKey = authStore.secret('market-maker-key', () => randomBytes(32)).toString('hex');
   const maker = settings.marketMaker
@@ -168,6 +181,12 @@ export async function createService(settings: Settings, options: ServiceOptions 
     streams,
     async listen() {
       const address = await app.listen({ port: settings.port, host: settings.host });
+      await recoverState(app, sequencer, snapshots, startup);
+      if (clock instanceof SteadyClock) clock.resumeFrom(exchange.now());
+      streams.seedFromCore();
+      startup.finish();
+      // The simulated feed resumes from the recovered index.
+      if (settings.feed === 'simulated') feed = simulatedFeed(exchange, clock, (e) => app?.log.error({ err: e }, 'feed'));
       chain.start();
       watcher.start();
       ticker.start();
@@ -175,9 +194,12 @@ export async function createService(settings: Settings, options: ServiceOptions 
         void sequencer.submit({ type: 'prices.observe', underlying, observations });
       });
       maker?.start().catch((error: unknown) => app?.log.error({ err: error }, 'market maker failed to start'));
+      snapshotter.start();
       return address;
     },
+    snapshotter,
     async close() {
+      await snapshotter.stop();
       await maker?.stop(); // its requests in flight are answered before the gateway and journal close
       feed?.stop();
       ticker.stop();
@@ -192,6 +214,36 @@ export async function createService(settings: Settings, options: ServiceOptions 
     },
   };
 }
+
+/**
+ * Rebuilds the core (sequencer.recover: the newest snapshot, then the journal after it), logging
+ * its progress every few seconds, as /health reports it meanwhile.
+ */
+async function recoverState(app: TypedApp, sequencer: Sequencer, snapshots: SnapshotStore, startup: Startup): Promise<void> {
+  let loggedAt = performance.now();
+  const result = await sequencer.recover({
+    snapshots,
+    onProgress: (p) => {
+      startup.report(p);
+      if (performance.now() - loggedAt < PROGRESS_LOG_MS) return;
+      loggedAt = performance.now();
+      app.log.info({ replayed: p.done, toReplay: p.total, snapshotSeq: p.snapshotSeq }, 'recovering the exchange core');
+    },
+  });
+  const from = snapshots.restored;
+  app.log.info({
+    ...result, ms: Math.round(result.ms), snapshotHash: from?.stateHash ?? null,
+  }, from === null ? 'exchange core recovered from the journal' : `exchange core recovered from the snapshot at seq ${from.seq} and the journal after it`);
+  if (sequencer.replayDivergence !== null) app.log.warn(`${sequencer.replayDivergence}; serving the replayed state (JOURNAL_REPLAY_CHECK=warn)`);
+}
+
+/** What the core's configuration is built from (the snapshot worker builds the same from it). */
+function coreSettings(settings: Settings) {
+  return { depositConfirmations: settings.depositConfirmations, indexMaxAgeMs: settings.indexMaxAgeMs, fundingIntervalMs: settings.fundingIntervalMs };
+}
+
+/** How often recovery logs its progress. */
+const PROGRESS_LOG_MS = 3_000;
 
 /**
  * The simulated feed resumes each underlying from its last journaled price (so a restart does not

@@ -4,7 +4,7 @@
  * start, and a bad one stops the service with a message naming the variable: a typo must never
  * silently fall back to a default in production.
  *
- * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*, JOURNAL_*, HISTORY_*) are additive and documented in
+ * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*, JOURNAL_*, SNAPSHOT_*, HISTORY_*) are additive and documented in
  * the README's configuration table.
  */
 import { existsSync } from 'node:fs';
@@ -68,6 +68,12 @@ export interface Settings {
      * the core's behaviour).
      */
     readonly replayCheck: 'strict' | 'warn';
+  };
+  /** Core snapshots (docs/architecture.md "Snapshots"): when one is written, how many are kept. */
+  readonly snapshots: {
+    readonly everyCommands: number;
+    readonly everyMs: number;
+    readonly keep: number;
   };
   /** How long orders that ended without a fill stay in the history (docs/architecture.md "History"). */
   readonly history: {
@@ -143,6 +149,11 @@ export function loadSettings(env: Env = readEnv()): Settings {
       maxInFlight: int(env, 'JOURNAL_MAX_IN_FLIGHT', 4, 1, 64),
       maxProjectionLag: int(env, 'JOURNAL_MAX_PROJECTION_LAG', 1024, 1, 65_536),
       replayCheck: oneOf(env, 'JOURNAL_REPLAY_CHECK', ['strict', 'warn'] as const, 'strict'),
+    },
+    snapshots: {
+      everyCommands: int(env, 'SNAPSHOT_EVERY_COMMANDS', 20_000, 100, 1e9),
+      everyMs: int(env, 'SNAPSHOT_EVERY_MS', 120_000, 1000, 7 * 86_400_000),
+      keep: int(env, 'SNAPSHOT_KEEP', 3, 1, 1000),
     },
     history: {
       unfilledOrderRetentionMs: int(env, 'HISTORY_UNFILLED_ORDER_RETENTION_MS', 3 * 86_400_000, 1000, 3650 * 86_400_000),

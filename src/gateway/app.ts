@@ -55,6 +55,8 @@ export interface AppOptions {
   readonly settings: Settings;
   readonly identity: IdentityDeps;
   readonly logger?: boolean;
+  /** Runs before every other hook: answers requests itself while the core recovers (startup.ts). */
+  readonly gate?: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 }
 
 export async function createApp(options: AppOptions): Promise<TypedApp> {
@@ -95,6 +97,7 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
   app.addHook('onRequest', async (_req, reply) => {
     reply.header('X-Api-Version', '1');
   });
+  if (options.gate !== undefined) app.addHook('onRequest', options.gate);
   app.addHook('onRequest', createIdentityResolver(options.identity));
   app.addHook('onRequest', limiter.hook());
   app.addHook('onRequest', createAccessCheck(options.identity));

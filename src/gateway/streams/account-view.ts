@@ -276,18 +276,22 @@ export class AccountViews implements EventSink {
   /** Open linear positions per account id, as the published events say. */
   private readonly open = new Map<number, Map<string, PositionRecord>>();
 
-  /** Construct before the service takes commands: the mirror starts from the recovered core. */
+  /** The mirror starts from the recovered core (`seed`, called by the hub once recovery is done). */
   constructor(
     private readonly hub: StreamHub,
     private readonly books: BookViews,
   ) {
-    const exchange = hub.ctx.exchange;
+    hub.addSink(this);
+  }
+
+  seed(): void {
+    this.open.clear();
+    const exchange = this.hub.ctx.exchange;
     for (const account of exchange.accounts.all()) {
       for (const p of exchange.linear.findAccount(account.id)?.positions.values() ?? []) {
         if (p.size !== 0) this.remember(positionRecord(p));
       }
     }
-    hub.addSink(this);
   }
 
   onEvents(events: readonly ExchangeEvent[]): void {

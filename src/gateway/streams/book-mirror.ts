@@ -147,19 +147,24 @@ export class BookMirrors implements EventSink {
   private readonly lastEventAt = new Map<string, number>();
   private nextSweep: number;
 
-  /** Construct before the service takes commands: the mirrors start from the recovered books. */
+  /** The mirrors start from the recovered books (`seed`, called by the hub once recovery is done). */
   constructor(
     hub: StreamHub,
     readonly engine: EngineName,
     private readonly markets: () => ReadonlyMap<string, BookMarket>,
   ) {
-    for (const [id, market] of markets()) {
+    this.nextSweep = SWEEP_SLACK;
+    hub.addSink(this);
+  }
+
+  seed(): void {
+    this.mirrors.clear();
+    for (const [id, market] of this.markets()) {
       const mirror = new BookMirror(market.units);
       market.book.forEachResting((o) => mirror.seed(String(o.id), o.side, o.priceTicks, o.remainingLots));
       this.mirrors.set(id, mirror);
     }
     this.nextSweep = this.mirrors.size + SWEEP_SLACK;
-    hub.addSink(this);
   }
 
   onEvents(events: readonly ExchangeEvent[]): void {

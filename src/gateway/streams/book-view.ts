@@ -144,7 +144,7 @@ export class BookViews {
   private readonly linear: BookMirrors;
   private readonly groups = new Map<string, BookGroup>();
 
-  /** Construct before the service takes commands: the mirrors start from the recovered books. */
+  /** The mirrors start from the recovered books (BookMirrors.seed). */
   constructor(private readonly hub: StreamHub, private readonly clob: BookMirrors) {
     this.linear = new BookMirrors(hub, 'linear', () => hub.ctx.exchange.linear.markets);
   }

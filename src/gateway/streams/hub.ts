@@ -59,6 +59,8 @@ export interface StreamSettings {
 
 export interface EventSink {
   onEvents(events: readonly ExchangeEvent[]): void;
+  /** Takes the recovered core's state as its starting point (once, before any event). */
+  seed?(): void;
 }
 
 /** A private stream's credential, asked again every SSE_AUTH_RECHECK_MS while the stream is open. */
@@ -104,6 +106,14 @@ export class StreamHub {
 
   addSink(sink: EventSink): void {
     this.sinks.push(sink);
+  }
+
+  /**
+   * Seeds every mirror from the core once its state is recovered, before it takes commands: live
+   * and durable state then coincide, and published events carry the mirrors on from there.
+   */
+  seedFromCore(): void {
+    for (const sink of this.sinks) sink.seed?.();
   }
 
   /** Starts an SSE response on a hijacked reply; the slot from `caps.admit` is released on close. */
