@@ -81,6 +81,9 @@ test(`kill -9 during order entry loses no acknowledged order or cancel, and no r
     RATE_LIMIT_ORDERS: '1000000000',
     JOURNAL_EARLY_FLUSH_AT: '2',
     JOURNAL_MAX_IN_FLIGHT: '8',
+    // Snapshots all the time: kills land while one is written, and restarts start from one.
+    SNAPSHOT_EVERY_COMMANDS: '300',
+    SNAPSHOT_EVERY_MS: '1000',
   });
   const orders = new Map<string, TrackedOrder>();
   /** Order ids a read showed open, with the trader who read them. */

@@ -146,6 +146,9 @@ test(TITLE, { timeout: 90_000 }, async () => {
     // into one transaction all the time, and a kill lands between and inside such commits.
     JOURNAL_EARLY_FLUSH_AT: '2',
     JOURNAL_MAX_IN_FLIGHT: '8',
+    // Snapshots all the time: kills land while one is written, and restarts start from one.
+    SNAPSHOT_EVERY_COMMANDS: '300',
+    SNAPSHOT_EVERY_MS: '1000',
   });
   const ops: Op[] = [];
   let nextN = 1;

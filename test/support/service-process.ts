@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export class ServiceProcess {
   child: ChildProcess | null = null;
-  private output: string[] = [];
+  private lines: string[] = [];
   readonly url: string;
 
   constructor(
@@ -25,6 +25,7 @@ export class ServiceProcess {
 
   async start(): Promise<number> {
     const started = Date.now();
+    this.lines = [];
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
       env: {
@@ -36,8 +37,8 @@ export class ServiceProcess {
     });
     this.child = child;
     const keep = (chunk: Buffer) => {
-      this.output.push(...chunk.toString().split('\n').filter((l) => l.length > 0));
-      if (this.output.length > 200) this.output = this.output.slice(-100);
+      this.lines.push(...chunk.toString().split('\n').filter((l) => l.length > 0));
+      if (this.lines.length > 400) this.lines = [...this.lines.slice(0, 100), ...this.lines.slice(-200)];
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
@@ -65,6 +66,11 @@ export class ServiceProcess {
   }
 
   tail(): string {
-    return this.output.slice(-20).join('\n');
+    return this.lines.slice(-20).join('\n');
+  }
+
+  /** What the process printed since it was last started (its first 100 lines and the latest). */
+  output(): string {
+    return this.lines.join('\n');
   }
 }
