@@ -14,7 +14,7 @@ import { WorkerJournalWriter } from './adapters/store/journal-writer.ts';
 import { SimulatedFeed } from './adapters/feed/simulated-feed.ts';
 import { DEFAULT_UNDERLYINGS } from './adapters/feed/price-model.ts';
 import { toFloat } from './core/money.ts';
-import { coreConfig } from './config/core.ts';
+import { coreConfig, coreSettings } from './config/core.ts';
 import type { Settings } from './config/env.ts';
 import { Exchange } from './core/exchange.ts';
 import { createApp, type TypedApp } from './gateway/app.ts';
@@ -52,6 +52,8 @@ import { Sequencer, type Clock } from './runtime/sequencer.ts';
 import { SteadyClock } from './runtime/steady-clock.ts';
 import { SnapshotStore } from './adapters/store/snapshot-store.ts';
 import { Snapshotter } from './adapters/store/snapshotter.ts';
+import { journalFrom } from './adapters/store/journal-reader.ts';
+import { JournalSegments } from './adapters/store/journal-segments.ts';
 import { Startup, startupGate } from './gateway/startup.ts';
 
 export interface Service {
@@ -93,6 +95,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     maxCoalesced: settings.journal.maxInFlight,
     maxProjectionLag: settings.journal.maxProjectionLag,
     retention: settings.history,
+    archiveDataDir: settings.dataDir,
     projectedSeq: journal.head(), // recover() below projects up to the head before anything is served
   });
   const sequencer = new Sequencer(exchange, journal, writer, clock, { ...settings.journal, onFatal });
@@ -181,7 +184,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     streams,
     async listen() {
       const address = await app.listen({ port: settings.port, host: settings.host });
-      await recoverState(app, sequencer, snapshots, startup);
+      await recoverState(app, sequencer, journal, snapshots, new JournalSegments(settings.dataDir), startup);
       if (clock instanceof SteadyClock) clock.resumeFrom(exchange.now());
       streams.seedFromCore();
       startup.finish();
@@ -219,10 +222,13 @@ export async function createService(settings: Settings, options: ServiceOptions 
  * Rebuilds the core (sequencer.recover: the newest snapshot, then the journal after it), logging
  * its progress every few seconds, as /health reports it meanwhile.
  */
-async function recoverState(app: TypedApp, sequencer: Sequencer, snapshots: SnapshotStore, startup: Startup): Promise<void> {
+async function recoverState(
+  app: TypedApp, sequencer: Sequencer, journal: Journal, snapshots: SnapshotStore, segments: JournalSegments, startup: Startup,
+): Promise<void> {
   let loggedAt = performance.now();
   const result = await sequencer.recover({
     snapshots,
+    records: (fromSeq, previousLink) => journalFrom(journal, segments, fromSeq, previousLink),
     onProgress: (p) => {
       startup.report(p);
       if (performance.now() - loggedAt < PROGRESS_LOG_MS) return;
@@ -235,11 +241,6 @@ async function recoverState(app: TypedApp, sequencer: Sequencer, snapshots: Snap
     ...result, ms: Math.round(result.ms), snapshotHash: from?.stateHash ?? null,
   }, from === null ? 'exchange core recovered from the journal' : `exchange core recovered from the snapshot at seq ${from.seq} and the journal after it`);
   if (sequencer.replayDivergence !== null) app.log.warn(`${sequencer.replayDivergence}; serving the replayed state (JOURNAL_REPLAY_CHECK=warn)`);
-}
-
-/** What the core's configuration is built from (the snapshot worker builds the same from it). */
-function coreSettings(settings: Settings) {
-  return { depositConfirmations: settings.depositConfirmations, indexMaxAgeMs: settings.indexMaxAgeMs, fundingIntervalMs: settings.fundingIntervalMs };
 }
 
 /** How often recovery logs its progress. */

@@ -8,6 +8,11 @@ import { clobConfig } from './clob-markets.ts';
 import type { Settings } from './env.ts';
 import { futureSpec, LINEAR_LIMITS, lifecycleSettings, PERP_FEE_TIERS, perpSpec, UNDERLYINGS } from './markets.ts';
 
+/** The settings the core's configuration depends on (the service, the snapshot worker and the audit build the same core). */
+export function coreSettings(settings: Settings): Parameters<typeof coreConfig>[0] {
+  return { depositConfirmations: settings.depositConfirmations, indexMaxAgeMs: settings.indexMaxAgeMs, fundingIntervalMs: settings.fundingIntervalMs };
+}
+
 export function coreConfig(
   settings: Pick<Settings, 'depositConfirmations'> & Partial<Pick<Settings, 'indexMaxAgeMs' | 'fundingIntervalMs'>>,
 ): CoreConfig {

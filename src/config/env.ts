@@ -74,6 +74,8 @@ export interface Settings {
     readonly everyCommands: number;
     readonly everyMs: number;
     readonly keep: number;
+    /** Archived journal segments older than this are deleted once no kept snapshot needs them; 0 keeps them all. */
+    readonly segmentRetentionMs: number;
   };
   /** How long orders that ended without a fill stay in the history (docs/architecture.md "History"). */
   readonly history: {
@@ -154,6 +156,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
       everyCommands: int(env, 'SNAPSHOT_EVERY_COMMANDS', 20_000, 100, 1e9),
       everyMs: int(env, 'SNAPSHOT_EVERY_MS', 120_000, 1000, 7 * 86_400_000),
       keep: int(env, 'SNAPSHOT_KEEP', 3, 1, 1000),
+      segmentRetentionMs: int(env, 'JOURNAL_SEGMENT_RETENTION_MS', 0, 0, 100 * 365 * 86_400_000),
     },
     history: {
       unfilledOrderRetentionMs: int(env, 'HISTORY_UNFILLED_ORDER_RETENTION_MS', 3 * 86_400_000, 1000, 3650 * 86_400_000),

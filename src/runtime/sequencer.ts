@@ -30,7 +30,7 @@ import type { Command, CommandOf, CommandType } from '../core/commands.ts';
 import type { ExchangeEvent } from '../core/events.ts';
 import { reject, type Rejection } from '../core/errors.ts';
 import type { Exchange, Outcome, ResultOf } from '../core/exchange.ts';
-import type { CommittedCommand, Journal } from '../adapters/store/journal.ts';
+import type { CommittedCommand, Journal, JournalRecord } from '../adapters/store/journal.ts';
 import type { JournalWriter } from '../adapters/store/journal-writer.ts';
 
 export interface Clock {
@@ -43,6 +43,8 @@ export type EventListener = (events: readonly ExchangeEvent[], command: Command)
 export interface RestoredSnapshot {
   /** The last journal seq the snapshot includes. */
   readonly seq: number;
+  /** The journal's chain link at `seq`, where the replay after it goes on from. */
+  readonly link: number;
 }
 
 /** Recovery's port to the core's snapshots (docs/architecture.md "Snapshots"). */
@@ -64,6 +66,11 @@ export interface RecoveryProgress {
 
 export interface RecoveryOptions {
   readonly snapshots?: SnapshotSource;
+  /**
+   * The journal from a seq on, its chain going on from `previousLink` when given (default: the
+   * journal's own rows; the service reads archived segments too, adapters/store/journal-reader.ts).
+   */
+  readonly records?: (fromSeq: number, previousLink?: number) => Iterable<JournalRecord>;
   readonly onProgress?: (progress: RecoveryProgress) => void;
   /** How long a slice of replay may hold the event loop before yielding. */
   readonly sliceMs?: number;
@@ -145,7 +152,8 @@ export class Sequencer {
       let count = 0;
       let sliceStart = performance.now();
       const sliceMs = options.sliceMs ?? 25;
-      for (const record of this.journal.replay(from)) {
+      const records = options.records ?? ((f: number, l?: number) => this.journal.replay(f, l));
+      for (const record of records(from, snapshot?.link)) {
         const outcome = this.exchange.execute(record.command, record.ts);
         if (!outcome.ok) {
           throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);

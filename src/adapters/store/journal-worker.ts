@@ -18,12 +18,15 @@
  * (projections/retention.ts). A chunk of at most `UnfilledOrderPruner.chunk` rows runs from a timer,
  * so only while no message is being handled; a full chunk schedules the next one behind any
  * messages that arrived meanwhile (setImmediate), otherwise the next check is `PRUNE_EVERY_MS` later.
- * Retention is counted in service time: the time stamped on the newest appended command.
+ * Retention is counted in service time: the time stamped on the newest appended command. Journal
+ * rows archived in segment files (journal-segments.ts, written by the snapshot worker) leave the
+ * database the same way, `TRIM_CHUNK` rows at a time, once the service appends (recovery is over).
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openDatabase } from './database.ts';
 import { Journal, type CommittedCommand } from './journal.ts';
 import { unpackCommitted, type PackedCommand } from './journal-message.ts';
+import { JournalSegments } from './journal-segments.ts';
 import { historyProjectors } from './projections/index.ts';
 import { UnfilledOrderPruner } from './projections/retention.ts';
 import type { UnfilledRetention } from './projections/trading-history.ts';
@@ -51,12 +54,17 @@ export interface JournalWorkerData {
   readonly maxProjectionLag: number;
   /** Orders that ended without a fill are pruned from the history after this (absent: kept). */
   readonly retention?: UnfilledRetention;
+  /** DATA_DIR, whose journal/ holds the archived segments: rows archived there leave the database (absent: kept). */
+  readonly archiveDataDir?: string;
 }
 
 /** How often the worker looks for history past its retention when the last chunk was not full. */
 const PRUNE_EVERY_MS = 1000;
 
-const { dbPath, maxCoalesced, maxProjectionLag, retention } = workerData as JournalWorkerData;
+/** Journal rows deleted per chunk once archived. */
+const TRIM_CHUNK = 2048;
+
+const { dbPath, maxCoalesced, maxProjectionLag, retention, archiveDataDir } = workerData as JournalWorkerData;
 const port: MessagePort = parentPort!;
 const db = openDatabase(dbPath);
 const projectors = historyProjectors(db);
@@ -155,6 +163,26 @@ function pruneChunk(): void {
 }
 
 if (pruner !== null) setTimeout(pruneChunk, PRUNE_EVERY_MS).unref();
+
+const segments = archiveDataDir === undefined ? null : new JournalSegments(archiveDataDir);
+
+/** One chunk of archived journal rows out of the database; the next as for the history's pruning. */
+function trimChunk(): void {
+  if (segments === null) return;
+  let full = false;
+  if (refusal === null && latestTs > 0) {
+    try {
+      full = journal.trimArchived(segments.archivedThrough(), TRIM_CHUNK) >= TRIM_CHUNK;
+    } catch (error) {
+      // Housekeeping only: the rows are archived and still here; try again later.
+      process.emitWarning(`journal trimming failed: ${message(error)}`);
+    }
+  }
+  if (full) setImmediate(trimChunk);
+  else setTimeout(trimChunk, PRUNE_EVERY_MS).unref();
+}
+
+if (segments !== null) setTimeout(trimChunk, PRUNE_EVERY_MS).unref();
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

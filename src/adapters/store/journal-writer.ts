@@ -78,6 +78,8 @@ export interface WorkerJournalOptions {
   readonly projectedSeq: number;
   /** Orders that ended without a fill leave the history after this (journal-worker.ts); absent: kept. */
   readonly retention?: JournalWorkerData['retention'];
+  /** DATA_DIR: journal rows archived in its segments leave the database (journal-worker.ts); absent: kept. */
+  readonly archiveDataDir?: string;
 }
 
 export class WorkerJournalWriter implements JournalWriter {
@@ -101,6 +103,7 @@ export class WorkerJournalWriter implements JournalWriter {
       maxCoalesced: options.maxCoalesced,
       maxProjectionLag: options.maxProjectionLag,
       retention: options.retention,
+      archiveDataDir: options.archiveDataDir,
     };
     // From source through tsx, from the build as dist/journal-worker.js (adapters/worker-entry.ts).
     this.worker = spawnWorker(new URL('./journal-worker.ts', import.meta.url), data);

@@ -69,20 +69,25 @@ export class Journal {
   private readonly appendTx;
   private readonly projectTx;
   private readonly readWatermark;
+  private readonly trimStmt;
   /** The connection's own `synchronous` level (what journal appends commit with), restored after projecting. */
   private readonly appendSynchronous: number;
   private lastSeq: number;
   /** The link of the record at `lastSeq`. */
   private lastLink: number;
 
+  /** `readOnly`: an offline reader (the audit) on a read-only connection: no migration, no linking, no appends. */
   constructor(
     private readonly db: Db,
     private readonly projectors: readonly Projector[],
+    options: { readonly readOnly?: boolean } = {},
   ) {
-    migrate(db, [...JOURNAL_SCHEMA, ...projectors.flatMap((p) => p.migrations)]);
+    if (options.readOnly !== true) {
+      migrate(db, [...JOURNAL_SCHEMA, ...projectors.flatMap((p) => p.migrations)]);
+      linkUnlinkedRecords(db);
+    }
     this.appendSynchronous = db.pragma('synchronous', { simple: true }) as number;
     this.insert = db.prepare('INSERT INTO journal (seq, ts, command, chain) VALUES (?, ?, ?, ?)');
-    linkUnlinkedRecords(db);
     const row = db.prepare('SELECT seq, chain FROM journal ORDER BY seq DESC LIMIT 1').get() as { seq: number; chain: number } | undefined;
     this.lastSeq = row?.seq ?? 0;
     this.lastLink = row?.chain ?? GENESIS;
@@ -95,6 +100,7 @@ export class Journal {
       }
     });
     this.readWatermark = db.prepare('SELECT projected_seq AS seq FROM projection_state WHERE id = 1');
+    this.trimStmt = db.prepare('DELETE FROM journal WHERE seq IN (SELECT seq FROM journal WHERE seq <= ? AND seq < ? ORDER BY seq LIMIT ?)');
     const moveWatermark = db.prepare('UPDATE projection_state SET projected_seq = ? WHERE id = 1 AND projected_seq = ?');
     this.projectTx = db.transaction((batch: readonly CommittedCommand[], firstSeq: number) => {
       const from = firstSeq - 1;
@@ -161,26 +167,62 @@ export class Journal {
     return this.lastSeq;
   }
 
+  /** The first seq the database still holds (records before it are archived in segments); head + 1 when empty. */
+  firstSeq(): number {
+    const row = this.db.prepare('SELECT MIN(seq) AS seq FROM journal').get() as { seq: number | null };
+    return row.seq ?? this.lastSeq + 1;
+  }
+
   /**
-   * The journal from `fromSeq` in order. Its seqs are contiguous by construction (one writer, every
-   * batch appended whole or not at all): a gap means a record was lost or removed, and replaying
-   * past it would rebuild a state no client was acknowledged, so it throws and names the seq. A
-   * record whose link does not match (journal-record.ts `link`) was altered after it was written,
-   * and one that does not decode is corrupt: it throws too. A row's command is a BLOB (the compact
-   * encoding) or, written by an older build, TEXT (JSON); better-sqlite3 hands back a Buffer or a
-   * string, and `decodeRecord` reads either.
+   * The journal's rows from `fromSeq` in order, each with its link. Its seqs are contiguous by
+   * construction (one writer, every batch appended whole or not at all): a gap means a record was
+   * lost or removed, and replaying past it would rebuild a state no client was acknowledged, so it
+   * throws and names the seq. A record whose link does not match (journal-record.ts `link`) was
+   * altered after it was written, and one that does not decode is corrupt: it throws too. The chain
+   * goes on from `previousLink` (the link of the record before `fromSeq`: a snapshot's or a
+   * segment's), or from the row before `fromSeq` when that is still in the database. A row's
+   * command is a BLOB (the compact encoding) or, written by an older build, TEXT (JSON);
+   * better-sqlite3 hands back a Buffer or a string, and `decodeRecord` reads either.
    */
-  *replay(fromSeq = 1): Generator<JournalRecord> {
+  *replay(fromSeq = 1, previousLink?: number): Generator<JournalRecord & { readonly chain: number }> {
     const stmt = this.db.prepare('SELECT seq, ts, command, chain FROM journal WHERE seq >= ? ORDER BY seq');
-    const before = fromSeq === 1 ? undefined : this.db.prepare('SELECT chain FROM journal WHERE seq = ?').get(fromSeq - 1) as { chain: number | null } | undefined;
-    let previous = before?.chain ?? GENESIS;
+    let previous = previousLink ?? this.linkBefore(fromSeq);
     let expected = fromSeq;
     for (const row of stmt.iterate(fromSeq) as Iterable<StoredRecord>) {
       if (row.seq !== expected) throw new Error(`the journal has no record at seq ${expected} (the next is seq ${row.seq}): a record was lost or removed; refusing to replay past it`);
       const record = decodeRecord(row, previous);
       previous = row.chain!;
       expected++;
-      yield record;
+      yield { ...record, chain: previous };
+    }
+  }
+
+  /** The rows `fromSeq..toSeq` as stored (segments archive them as they are). */
+  storedRows(fromSeq: number, toSeq: number): StoredRecord[] {
+    return this.db.prepare('SELECT seq, ts, command, chain FROM journal WHERE seq BETWEEN ? AND ? ORDER BY seq').all(fromSeq, toSeq) as StoredRecord[];
+  }
+
+  /** The link of the record before `seq`, read from the database. */
+  linkBefore(seq: number): number {
+    if (seq === 1) return GENESIS;
+    const row = this.db.prepare('SELECT chain FROM journal WHERE seq = ?').get(seq - 1) as { chain: number | null } | undefined;
+    if (row?.chain === undefined || row.chain === null) {
+      throw new Error(`the journal record before seq ${seq} is not in the database (archived in a segment, or lost): its link must come from where it is`);
+    }
+    return row.chain;
+  }
+
+  /**
+   * Deletes up to `limit` rows at or below `throughSeq` (archived in segments), never the newest
+   * row (it holds the head's seq and link); returns how many went. Like the projections, without an
+   * fsync of its own: rows a crash brings back are archived already and deleted again.
+   */
+  trimArchived(throughSeq: number, limit: number): number {
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return this.trimStmt.run(throughSeq, this.lastSeq, limit).changes;
+    } finally {
+      this.db.pragma(`synchronous = ${this.appendSynchronous}`);
     }
   }
 }

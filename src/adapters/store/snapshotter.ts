@@ -17,6 +17,7 @@ export interface SnapshotterOptions {
   readonly everyCommands: number;
   readonly everyMs: number;
   readonly keep: number;
+  readonly segmentRetentionMs: number;
   /** The journal's durable head now. */
   readonly head: () => number;
   readonly log: (level: 'info' | 'error', message: string, detail?: unknown) => void;
@@ -69,7 +70,9 @@ export class Snapshotter {
 
   private run(): Promise<SnapshotWorkerReport> {
     const o = this.options;
-    const data: SnapshotWorkerData = { dbPath: o.dbPath, dataDir: o.dataDir, core: o.core, keep: o.keep, minCommands: 1 };
+    const data: SnapshotWorkerData = {
+      dbPath: o.dbPath, dataDir: o.dataDir, core: o.core, keep: o.keep, minCommands: 1, segmentRetentionMs: o.segmentRetentionMs,
+    };
     const worker = spawnWorker(new URL('./snapshot-worker.ts', import.meta.url), data);
     this.worker = worker;
     const done = new Promise<SnapshotWorkerReport>((resolve) => {
