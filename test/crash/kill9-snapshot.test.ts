@@ -1,9 +1,10 @@
 /**
- * Snapshots under kill -9 (docs/architecture.md "Snapshots"): the real service runs as a child
- * process writing a snapshot every few hundred commands while a trader moves money between its
- * buckets with transfers of unique amounts. The test watches the snapshot folder and kills the
- * process the moment a snapshot's temporary file appears, that is while the snapshot is being
- * written. The restart must recover from the last complete snapshot and the journal after it, and
+ * Snapshots and journal segments under kill -9 (docs/architecture.md "Snapshots", "Segments and
+ * retention"): the real service runs as a child process writing a snapshot (and archiving the
+ * journal it covers) every few hundred commands while a trader moves money between its buckets with
+ * transfers of unique amounts. The test watches the snapshot folder, or the segment folder, and
+ * kills the process the moment a temporary file appears there, that is while a snapshot or a
+ * segment is being written. The restart must recover from the last complete snapshot and the journal after it, and
  * every acknowledged transfer must be there exactly once; then, on a second restart with no kill
  * in a write, the process must start from a snapshot again (the partial file was never read).
  */
@@ -36,9 +37,14 @@ async function perpsTransfers(url: string, trader: Trader): Promise<string[]> {
   }
 }
 
-test('kill -9 while a snapshot is being written loses nothing acknowledged, and the partial file is never used', { timeout: 180_000 }, async () => {
+for (const [what, folder] of [['a snapshot', 'snapshots'], ['a journal segment', 'journal']] as const) {
+  test(`kill -9 while ${what} is being written loses nothing acknowledged, and the partial file is never used`, { timeout: 180_000 }, () => killWhileWriting(folder));
+}
+
+async function killWhileWriting(folder: 'snapshots' | 'journal'): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'kill9-snapshot-'));
   const snapshots = join(dataDir, 'snapshots');
+  const watched = join(dataDir, folder);
   const svc = new ServiceProcess(dataDir, await freePort(), {
     RATE_LIMIT_ACCOUNT: '1000000000',
     SNAPSHOT_EVERY_COMMANDS: '150',
@@ -66,14 +72,14 @@ test('kill -9 while a snapshot is being written loses nothing acknowledged, and 
       const watch = async () => {
         const deadline = Date.now() + 60_000;
         while (Date.now() < deadline) {
-          if (existsSync(snapshots) && readdirSync(snapshots).some((f) => f.endsWith('.tmp'))) break;
+          if (existsSync(watched) && readdirSync(watched).some((f) => f.endsWith('.tmp'))) break;
           await new Promise((r) => setImmediate(r));
         }
         killed = true;
         await svc.kill();
       };
       await Promise.all([watch(), transfer(), transfer(), transfer()]);
-      caught = readdirSync(snapshots).some((f) => f.endsWith('.tmp'));
+      caught = readdirSync(watched).some((f) => f.endsWith('.tmp'));
       const complete = readdirSync(snapshots).filter((f) => f.endsWith('.snap'));
 
       await svc.start();
@@ -85,11 +91,11 @@ test('kill -9 while a snapshot is being written loses nothing acknowledged, and 
       if (complete.length > 0) assert.match(svc.output(), /recovered from the snapshot at seq/);
       await svc.kill();
     }
-    assert.ok(caught, 'one of the kills landed while a snapshot was being written');
+    assert.ok(caught, `one of the kills landed while a file in ${folder}/ was being written`);
 
     // A later snapshot replaces the partial file, and the next restart starts from a snapshot.
     await svc.start();
-    await waitFor(() => !readdirSync(snapshots).some((f) => f.endsWith('.tmp')), 30_000, 100);
+    await waitFor(() => !readdirSync(watched).some((f) => f.endsWith('.tmp')), 30_000, 100);
     const present = await perpsTransfers(svc.url, trader);
     await svc.kill();
     await svc.start();
@@ -100,4 +106,4 @@ test('kill -9 while a snapshot is being written loses nothing acknowledged, and 
     await svc.kill();
     rmSync(dataDir, { recursive: true, force: true });
   }
-});
+}

@@ -142,8 +142,12 @@ export class JournalSegments {
   /** Deletes the given segments (retention). */
   remove(files: readonly SegmentFile[]): void {
     for (const f of files) rmSync(join(this.dir, f.name), { force: true });
-    for (const name of safeList(this.dir)) if (name.endsWith('.tmp')) rmSync(join(this.dir, name), { force: true });
     if (files.length > 0) syncDirectory(this.dir);
+  }
+
+  /** Deletes what a crash left of a segment being written (only one writer runs at a time). */
+  removeTemporary(): void {
+    for (const name of safeList(this.dir)) if (name.endsWith('.tmp')) rmSync(join(this.dir, name), { force: true });
   }
 }
 
@@ -182,6 +186,7 @@ function safeList(dir: string): string[] {
  */
 export function archiveThrough(journal: Journal, segments: JournalSegments, throughSeq: number, perSegment = 100_000): SegmentHeader[] {
   const written: SegmentHeader[] = [];
+  segments.removeTemporary();
   const last = segments.list().at(-1);
   let from = (last?.lastSeq ?? 0) + 1;
   if (from > throughSeq) return written;
