@@ -155,11 +155,7 @@ export class LinearEngine implements MatchSink {
 
   account(id: number): LinearAccount {
     let a = this.accounts.get(id);
-    if (a === undefined) {
-      // The insurance fund (account 0) trades with the insurance ledger account as its cash.
-      const cash = id === FUND_ACCOUNT ? systemAccount('insurance', this.deps.settlementAsset) : userAccount(id, 'perps', this.deps.settlementAsset);
-      this.accounts.set(id, (a = new LinearAccount(id, cash)));
-    }
+    if (a === undefined) this.accounts.set(id, (a = this.unregistered(id)));
     return a;
   }
 
@@ -210,6 +206,17 @@ export class LinearEngine implements MatchSink {
   /** A blank account that is not registered (reads about an account the engine has not seen). */
   private detachedAccount(accountId: number): LinearAccount {
     return new LinearAccount(accountId, userAccount(accountId, 'perps', this.deps.settlementAsset));
+  }
+
+  /**
+   * A new account, not yet registered: an order is checked against it and it is registered only
+   * when the order is accepted, so a refused order leaves no trace (the live core and a replay of
+   * the journal, which holds no refused command, then hold the same accounts in the same order).
+   */
+  private unregistered(id: number): LinearAccount {
+    // The insurance fund (account 0) trades with the insurance ledger account as its cash.
+    const cash = id === FUND_ACCOUNT ? systemAccount('insurance', this.deps.settlementAsset) : userAccount(id, 'perps', this.deps.settlementAsset);
+    return new LinearAccount(id, cash);
   }
 
   quote(accountId: number, q: QuoteRequest): QuoteResult | Rejection {
@@ -303,9 +310,10 @@ export class LinearEngine implements MatchSink {
   private accept(accountId: number, r: OrderRequest, isQuote: boolean): LinearOrder | Rejection {
     const market = this.markets.get(r.marketId);
     if (market === undefined) return reject('NOT_FOUND', `market ${r.marketId} not found`);
-    const account = this.account(accountId);
+    const account = this.accounts.get(accountId) ?? this.unregistered(accountId);
     const plan = this.checkTaker(market, r, account, false);
     if (isRejection(plan)) return plan;
+    if (!this.accounts.has(accountId)) this.accounts.set(accountId, account);
     const now = this.deps.now();
     const order = new LinearOrder({
       id: this.deps.nextOrderId(),
