@@ -11,7 +11,7 @@ import { observeLayouts } from '../test/support/state-layouts.ts';
 const PATH = new URL('../src/core/snapshot/state-layout.ts', import.meta.url);
 
 export function manifestText(): string {
-  const venue = new RichVenue(1).run(3_000);
+  const venue = new RichVenue(1).run(1_500);
   const { layouts, unseen, unregistered } = observeLayouts([venue.ex]);
   if (unregistered.length > 0) throw new Error(`classes in the state that are not registered in state-classes.ts: ${unregistered.join(', ')}`);
   if (unseen.length > 0) throw new Error(`registered state classes the rich venue never created: ${unseen.join(', ')}`);

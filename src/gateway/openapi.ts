@@ -31,6 +31,9 @@ that: a GET answers with state whose every command is durable (it may wait a mom
 group commit), so nothing a client reads can be taken back by a crash; if the journal cannot be
 written, reads answer 503 \`UNAVAILABLE\` rather than show it. Stream events are published once
 durable, and the balances stream's figures, read live, are sent only once what they show is durable.
+While the service starts (it rebuilds its state from the newest snapshot and the journal after it),
+\`GET /health\` answers 503 with \`status: "starting"\` and the progress, and every other route 503
+\`UNAVAILABLE\` with \`Retry-After\`.
 
 **Authentication.** Sign in with Ethereum: \`POST /auth/nonce\`, then \`POST /auth/siwe\` with an
 EIP-4361 message for this origin and chain; the session JWT (7 days) comes back in the body and as
