@@ -144,43 +144,43 @@ export class Sequencer {
       const report = options.onProgress ?? (() => undefined);
       report({ phase: 'snapshot', done: 0, total: head, snapshotSeq: null });
       const snapshot = options.snapshots?.restoreNewest(this.exchange, Math.min(head, projected)) ?? null;
-      const from = snapshot === null ? 1 : snapshot.seq + 1;
-      const total = head - from + 1;
+      const snapshotSeq = snapshot?.seq ?? null;
       if (snapshot !== null && snapshot.seq === projected) this.checkReplay(projected);
-      let tail: CommittedCommand[] = [];
-      let tailFrom = projected + 1;
-      let count = 0;
-      let sliceStart = performance.now();
-      const sliceMs = options.sliceMs ?? 25;
       const records = options.records ?? ((f: number, l?: number) => this.journal.replay(f, l));
-      for (const record of records(from, snapshot?.link)) {
-        const outcome = this.exchange.execute(record.command, record.ts);
-        if (!outcome.ok) {
-          throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
-        }
-        count++;
-        if (record.seq === projected) this.checkReplay(projected);
-        if (record.seq > projected) {
-          tail.push({ ts: record.ts, command: record.command, events: outcome.events });
-          if (tail.length === RECOVERY_PROJECTION_BATCH) {
-            this.journal.project(tail, tailFrom);
-            tailFrom += tail.length;
-            tail = [];
-          }
-        }
-        if ((count & 255) === 0 && performance.now() - sliceStart >= sliceMs) {
-          report({ phase: 'journal', done: count, total, snapshotSeq: snapshot?.seq ?? null });
-          await new Promise((resolve) => setImmediate(resolve));
-          sliceStart = performance.now();
-        }
-      }
-      this.journal.project(tail, tailFrom);
+      const from = (snapshot?.seq ?? 0) + 1;
+      const total = head - from + 1;
+      const replayed = await this.replayFrom(records(from, snapshot?.link), projected, options.sliceMs ?? 25,
+        (done) => report({ phase: 'journal', done, total, snapshotSeq }));
       if (this.journal.projectedSeq() !== head) throw new Error(`history at seq ${this.journal.projectedSeq()} after recovery, journal at ${head}`);
-      report({ phase: 'journal', done: count, total, snapshotSeq: snapshot?.seq ?? null });
-      return { replayed: count, snapshotSeq: snapshot?.seq ?? null, journalSeq: head, ms: performance.now() - started };
+      report({ phase: 'journal', done: replayed, total, snapshotSeq });
+      return { replayed, snapshotSeq, journalSeq: head, ms: performance.now() - started };
     } finally {
       this.recovering = false;
     }
+  }
+
+  /**
+   * Applies `records`, checks the replay against the history at its watermark (`projected`) and
+   * projects the history of the records past it; yields to the event loop every `sliceMs`.
+   */
+  private async replayFrom(records: Iterable<JournalRecord>, projected: number, sliceMs: number, progress: (done: number) => void): Promise<number> {
+    const history = new TailProjection(this.journal, projected + 1);
+    let count = 0;
+    let sliceStart = performance.now();
+    for (const record of records) {
+      const outcome = this.exchange.execute(record.command, record.ts);
+      if (!outcome.ok) throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
+      count++;
+      if (record.seq === projected) this.checkReplay(projected);
+      if (record.seq > projected) history.add({ ts: record.ts, command: record.command, events: outcome.events });
+      if ((count & 255) === 0 && performance.now() - sliceStart >= sliceMs) {
+        progress(count);
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    }
+    history.finish();
+    return count;
   }
 
   /**
@@ -338,5 +338,23 @@ const BARRIER: Rejection = reject('INTERNAL', 'barrier');
 /** The answer to every command (and barrier) once the core has stopped. */
 const STOPPED: Rejection = reject('UNAVAILABLE', 'the exchange core has stopped');
 const RECOVERING: Rejection = reject('UNAVAILABLE', 'the exchange core is recovering its state');
+
+/** The history of the commands a crash left unprojected, written in batches as recovery replays them. */
+class TailProjection {
+  private batch: CommittedCommand[] = [];
+
+  constructor(private readonly journal: Journal, private nextSeq: number) {}
+
+  add(command: CommittedCommand): void {
+    this.batch.push(command);
+    if (this.batch.length === RECOVERY_PROJECTION_BATCH) this.finish();
+  }
+
+  finish(): void {
+    this.journal.project(this.batch, this.nextSeq);
+    this.nextSeq += this.batch.length;
+    this.batch = [];
+  }
+}
 /** Commands per history transaction when recovery projects what a crash left unprojected. */
 const RECOVERY_PROJECTION_BATCH = 1024;
