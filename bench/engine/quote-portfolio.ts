@@ -10,7 +10,8 @@
  * shorts, with maintenance and worst-case short margin, and longs), and a clock tick has the option
  * board fit its marks. Then, timed by `Exchange.execute` alone:
  *   - steady: one bulk quote (cancelAll) replacing a two-level, two-sided ladder on one instrument
- *     (2 bids, 2 asks), the ladder moving one tick each time, nothing else happening in between;
+ *     (2 bids, 2 asks; `--levels 1`: one bid and one ask, the reference maker's own quote), the
+ *     ladder moving one tick each time, nothing else happening in between;
  *   - after tick: the first such quote after a clock tick (the board fitted its marks again);
  *   - after index: the first such quote after an index move (the risk spot changed).
  * The last two are what re-valuing the account costs when its pricing inputs change (the index
@@ -18,7 +19,7 @@
  * recompute the whole account (ClobEngine.fullRevaluation, the oracle of the tests: what the checks
  * cost before the margin was kept, with today's order walks).
  *
- * Run: node --import tsx bench/engine/quote-portfolio.ts [--sizes 10,340,3400 --reps 2000 --changes 100 --full-revaluation]
+ * Run: node --import tsx bench/engine/quote-portfolio.ts [--sizes 10,340,3400 --reps 2000 --changes 100 --levels 2 --full-revaluation]
  */
 import { parseArgs } from 'node:util';
 import { optionQuote } from '../../src/agents/quoting.ts';
@@ -37,11 +38,14 @@ const { values: args } = parseArgs({
     reps: { type: 'string', default: '2000' },
     changes: { type: 'string', default: '100' },
     'full-revaluation': { type: 'boolean', default: false },
+    levels: { type: 'string', default: '2' },
   },
 });
 const SIZES = args.sizes.split(',').map(Number);
 const REPS = Number(args.reps);
 const CHANGES = Number(args.changes);
+/** Levels a side of the timed ladder: 1 is the reference maker's own quote (one bid, one ask). */
+const LEVELS = Number(args.levels);
 const YEAR = 365 * 86_400_000;
 const MAKER = '0x00000000000000000000000000000000000000aa';
 const TAKER = '0x00000000000000000000000000000000000000bb';
@@ -178,10 +182,10 @@ function measure(n: number): void {
     const tick = v.ex.clob.markets.get(target.id)!.units.tick;
     const [bid, ask] = [v.levels(target).find((l) => l.side === 'buy')!, v.levels(target).find((l) => l.side === 'sell')!];
     const at = (p: Fixed, ticks: number) => p + BigInt(ticks) * tick;
-    return [
-      request(target.id, 'buy', at(bid.price, shift), '0.5'), request(target.id, 'buy', at(bid.price, shift - 1), '0.5'),
-      request(target.id, 'sell', at(ask.price, shift), '0.5'), request(target.id, 'sell', at(ask.price, shift + 1), '0.5'),
-    ];
+    const out: OrderRequest[] = [];
+    for (let k = 0; k < LEVELS; k++) out.push(request(target.id, 'buy', at(bid.price, shift - k), '0.5'));
+    for (let k = 0; k < LEVELS; k++) out.push(request(target.id, 'sell', at(ask.price, shift + k), '0.5'));
+    return out;
   };
   const ladders = [ladder(0), ladder(-1)];
   const setupS = (performance.now() - setupStart) / 1000;
