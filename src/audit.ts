@@ -46,7 +46,8 @@ export function audit(dataDir: string, core: Parameters<typeof coreConfig>[0], s
   };
   const db = new Database(join(dataDir, 'exchange.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    const journal = new Journal(db, historyProjectors(db), { readOnly: true });
+    const projectors = historyProjectors(db);
+    const journal = new Journal(db, projectors, { readOnly: true });
     const segments = new JournalSegments(dataDir);
     const store = new SnapshotStore(dataDir);
     const config = coreConfig(core);
@@ -81,6 +82,10 @@ export function audit(dataDir: string, core: Parameters<typeof coreConfig>[0], s
       const hash = stateHash(stateImage(exchange, fresh));
       note(header !== null && header.stateHash === hash, `snapshot at seq ${seq}: state hash ${hash.slice(0, 16)}… ${header?.stateHash === hash ? 'matches the replay' : `differs from the replay (${header?.stateHash.slice(0, 16) ?? 'unreadable'}…)`}`);
     };
+    const kept = projectors[0].keptBalancesDisagreeWithLines();
+    note(kept.length === 0, kept.length === 0
+      ? 'history: every kept balance is its account\'s last recorded line (what the restart\'s check reads)'
+      : `history: ${kept.length} kept balance(s) disagree with the lines: ${kept.slice(0, 5).join('; ')}`);
     const checkHistory = () => {
       const differences = journal.replayDifferences(exchange.ledger);
       note(differences.length === 0, differences.length === 0

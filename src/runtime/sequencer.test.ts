@@ -239,6 +239,7 @@ async function crashedAfterFour(): Promise<string> {
 function alterLastLine(path: string, balance: string): void {
   const edit = openDatabase(path);
   edit.prepare('UPDATE ledger_entries SET balance_after = ? WHERE id = (SELECT MAX(id) FROM ledger_entries WHERE account_id = 1)').run(balance);
+  edit.prepare("UPDATE ledger_balances SET balance_after = ? WHERE account_key = 'u:1:wallet:USDC'").run(balance);
   edit.close();
 }
 

@@ -1,7 +1,7 @@
 /**
  * The history tables' later migrations on a database written under their first schema (a venue
- * upgrading in place): trades move to a table clustered by account, engine and trade id, and the
- * ledger's indexes become partial. Rows survive, the reads return them as before, the reads use
+ * upgrading in place): trades move to a table clustered by account, engine and trade id, the
+ * ledger's indexes become partial, and each account's balance after its last line is kept. Rows survive, the reads return them as before, the reads use
  * the new keys (query plans), and new rows go where the reads find them.
  */
 import assert from 'node:assert/strict';
@@ -53,6 +53,14 @@ test('trades and ledger lines written under the first schema survive the upgrade
   assert.match(plan('SELECT * FROM trades WHERE account_id = ? AND engine = ? AND trade_id < ? ORDER BY trade_id DESC LIMIT 5', 7, 'linear', 99), /SEARCH trades USING PRIMARY KEY/);
   assert.match(plan('SELECT id FROM ledger_entries WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT 5', 7, 99), /ledger_by_account/);
   assert.match(plan("SELECT amount FROM ledger_entries WHERE system_name = ? AND asset = ? AND created_at >= ? ORDER BY id", 'insurance', 'USDC', 0), /ledger_by_system/);
+
+  // The kept balances (the restart's replay check) start from each account's last line.
+  const kept = db.prepare('SELECT account_key, balance_after, last_id FROM ledger_balances ORDER BY account_key').all();
+  assert.deepEqual(kept, [
+    { account_key: 's:insurance:USDC', balance_after: '1005', last_id: 2 },
+    { account_key: 'u:7:perps:USDC', balance_after: '94', last_id: 3 },
+  ]);
+  assert.deepEqual(wallet.keptBalancesDisagreeWithLines(), []);
 
   trade.run(9, 7, 'linear', 109, 1_009);
   assert.equal(trading.trades({ accountId: 7, engine: 'linear', limit: 1 })[0]!.tradeId, '9', 'a new row reads first');

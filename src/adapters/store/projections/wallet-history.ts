@@ -5,7 +5,7 @@
  * strings, never as SQLite REALs.
  */
 import type { ExchangeEvent, SettlementRecord } from '../../../core/events.ts';
-import { ledgerKey, systemAccount, userAccount, type Bucket, type Ledger, type LedgerEntryType } from '../../../core/ledger/ledger.ts';
+import { ledgerKey, systemAccount, type Ledger, type LedgerEntryType } from '../../../core/ledger/ledger.ts';
 import { formatDecimal, type Fixed } from '../../../core/money.ts';
 import type { SettlementKind, SettlementStatus } from '../../../core/wallet/wallet.ts';
 import type { Db } from '../database.ts';
@@ -39,6 +39,19 @@ const MIGRATIONS = [
       CREATE INDEX ledger_by_account ON ledger_entries (account_id, id) WHERE account_id IS NOT NULL;
       DROP INDEX ledger_by_system;
       CREATE INDEX ledger_by_system ON ledger_entries (system_name, asset, id) WHERE system_name IS NOT NULL;`,
+  },
+  {
+    // Each recorded account's balance after its last line, kept as lines are projected, so that the
+    // restart's replay check reads one row per account instead of grouping the whole ledger history
+    // (which grows with the venue's age). Filled once from the lines already recorded.
+    id: '0102_ledger_balances',
+    sql: `
+      CREATE TABLE ledger_balances (account_key TEXT PRIMARY KEY, balance_after TEXT NOT NULL, last_id INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO ledger_balances (account_key, balance_after, last_id)
+        SELECT CASE WHEN account_id IS NOT NULL THEN 'u:' || account_id || ':' || bucket || ':' || asset
+                    ELSE 's:' || system_name || ':' || asset END,
+               balance_after, MAX(id)
+        FROM ledger_entries GROUP BY account_id, system_name, bucket, asset;`,
   },
 ];
 
@@ -107,6 +120,7 @@ export class WalletHistory implements Projector {
         e.txHash,
         e.at,
       );
+      s.keepBalance.run(ledgerKey(e.account), formatDecimal(e.balanceAfter), e.entryId);
     } else if (event.type === 'settlement') {
       const r = event.settlement;
       s.upsertSettlement.run(
@@ -119,34 +133,44 @@ export class WalletHistory implements Projector {
   /**
    * Each recorded account's balance after its last line against the replayed ledger, and no
    * replayed balance on an account the history has no line for (user buckets and the insurance
-   * fund: the accounts whose lines are recorded). One grouped scan, once per start.
+   * fund: the accounts whose lines are recorded). One row per account (ledger_balances), once per start.
    */
   replayDifferences(ledger: Ledger): string[] {
-    // MAX(id) makes SQLite read balance_after from each group's last line (its bare-column rule).
-    const rows = this.db
-      .prepare(
-        `SELECT account_id, system_name, bucket, asset, balance_after, MAX(id) AS last_id FROM ledger_entries
-         GROUP BY account_id, system_name, bucket, asset`,
-      )
-      .all() as { account_id: number | null; system_name: string | null; bucket: Bucket | null; asset: string; balance_after: string }[];
+    const rows = this.db.prepare('SELECT account_key, balance_after FROM ledger_balances').all() as { account_key: string; balance_after: string }[];
+    const replayed = new Map(ledger.entries());
     const differences: string[] = [];
     const recorded = new Set<string>();
     for (const r of rows) {
-      const account = r.account_id !== null
-        ? userAccount(r.account_id, r.bucket!, r.asset)
-        : systemAccount(r.system_name as 'insurance', r.asset);
-      const key = ledgerKey(account);
-      recorded.add(key);
+      recorded.add(r.account_key);
       const shown = storedDecimal(r.balance_after);
-      const replayed = ledger.balance(account);
-      if (replayed !== shown) differences.push(`${key} recorded ${formatDecimal(shown)}, replayed ${formatDecimal(replayed)}`);
+      const balance = replayed.get(r.account_key) ?? 0n;
+      if (balance !== shown) differences.push(`${r.account_key} recorded ${formatDecimal(shown)}, replayed ${formatDecimal(balance)}`);
     }
     const insurance = ledgerKey(systemAccount('insurance', ''));
-    for (const [key, balance] of ledger.entries()) {
+    for (const [key, balance] of replayed) {
       if (balance === 0n || recorded.has(key) || !(key.startsWith('u:') || key.startsWith(insurance))) continue;
       differences.push(`${key} has no recorded line, replayed ${formatDecimal(balance)}`);
     }
     return differences;
+  }
+
+  /**
+   * Where the kept balances (ledger_balances, read by the restart's check) disagree with the lines
+   * themselves: the balance after each account's last line. One grouped scan of the whole history:
+   * the offline audit's check, not the restart's.
+   */
+  keptBalancesDisagreeWithLines(): string[] {
+    const rows = this.db.prepare(
+      `SELECT l.key AS key, l.balance_after AS lines, b.balance_after AS kept FROM (
+         SELECT CASE WHEN account_id IS NOT NULL THEN 'u:' || account_id || ':' || bucket || ':' || asset
+                     ELSE 's:' || system_name || ':' || asset END AS key, balance_after, MAX(id)
+         FROM ledger_entries GROUP BY account_id, system_name, bucket, asset) AS l
+       LEFT JOIN ledger_balances AS b ON b.account_key = l.key`,
+    ).all() as { key: string; lines: string; kept: string | null }[];
+    const count = (this.db.prepare('SELECT COUNT(*) AS n FROM ledger_balances').get() as { n: number }).n;
+    const out = rows.filter((r) => r.kept !== r.lines).map((r) => `${r.key}: its last line says ${r.lines}, the kept balance ${r.kept ?? 'none'}`);
+    if (count !== rows.length) out.push(`${count} kept balances for ${rows.length} accounts with lines`);
+    return out;
   }
 
   /** The account's ledger lines, newest first; `beforeId` pages backwards. */
@@ -216,6 +240,11 @@ export class WalletHistory implements Projector {
       insertEntry: this.db.prepare(
         `INSERT INTO ledger_entries (id, tx_id, account_id, system_name, bucket, asset, type, amount,
          balance_after, ref, tx_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      keepBalance: this.db.prepare(
+        `INSERT INTO ledger_balances (account_key, balance_after, last_id) VALUES (?, ?, ?)
+         ON CONFLICT (account_key) DO UPDATE SET balance_after = excluded.balance_after, last_id = excluded.last_id
+         WHERE excluded.last_id > ledger_balances.last_id`,
       ),
       upsertSettlement: this.db.prepare(
         `INSERT INTO settlements (id, account_id, kind, status, amount, asset, wallet_address, tx_hash,
