@@ -42,9 +42,9 @@ export const MARKET_MAKER_CONFIG: MarketMakerConfig = {
   // venue's disk grows by while nobody else trades (docs/performance.md "Idle growth"). The
   // simulated index moves 1-2 bp a second (median 1.4), more than a tick of nearly every market: a
   // ladder priced from the live mark would differ on nearly every cycle (measured: 82 commands/s,
-  // the order budget's limit). Anchored at 5 bp (linear: the top level may sit up to 3 bp past the
-  // mark before it moves) and 10 bp (options: a 30-day at-the-money option's value moves by under
-  // half its half-spread), with a heartbeat a minute, the maker sends about 8 quotes a second.
+  // the order budget's limit). Anchored at 5 bp (linear: a future's top level may sit up to 3 bp
+  // past its mark before it moves) and 10 bp (options: a 30-day at-the-money option's value moves by
+  // under half its half-spread), with a heartbeat a minute, the maker sends 8-11 quotes a second.
   linearRefreshMs: 60_000,
   moveBps: 5,
   optionRefreshMs: 60_000,
