@@ -26,14 +26,14 @@ const CONFIRMATIONS = 3;
 const dir = mkdtempSync(join(os.tmpdir(), 'chain-watcher-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function setUp(name: string) {
+async function setUp(name: string) {
   let now = Date.UTC(2026, 5, 1);
   const db = openDatabase(join(dir, `${name}.sqlite`));
   const journal = new Journal(db, historyProjectors(db));
   const exchange = new Exchange(coreConfig({ depositConfirmations: CONFIRMATIONS }));
   const options = { earlyFlushAt: 16, maxInFlight: 4, onFatal: () => {}, replayCheck: 'strict' as const };
   const sequencer = new Sequencer(exchange, journal, new InlineJournalWriter(journal), { now: () => now }, options);
-  void sequencer.recover(); // an empty journal: recovered before this returns
+  await sequencer.recover();
   const chain = new SimulatedChain({ path: join(dir, `${name}-chain.sqlite`), chainId: 1, asset: 'USDC', blockMs: 1000, now: () => now });
   const events: ExchangeEvent[] = [];
   sequencer.subscribe((batch) => events.push(...batch));
@@ -76,7 +76,7 @@ const A = `0x${'a'.repeat(40)}`;
 const B = `0x${'b'.repeat(40)}`;
 
 test('a credited deposit reorged past the confirmation depth raises one alarm; the credit stands', async () => {
-  const v = setUp('deposit');
+  const v = await setUp('deposit');
   const tx = v.chain.deposit(A, fx('500'));
   await v.mine(CONFIRMATIONS);
   assert.equal(v.exchange.wallet.depositByTx(tx)?.status, 'confirmed');
@@ -89,7 +89,7 @@ test('a credited deposit reorged past the confirmation depth raises one alarm; t
 });
 
 test('a watcher started after the credit still sees the deposit leave the chain', async () => {
-  const v = setUp('restart');
+  const v = await setUp('restart');
   const tx = v.chain.deposit(A, fx('500'));
   await v.mine(CONFIRMATIONS);
   v.restartWatcher();
@@ -101,7 +101,7 @@ test('a watcher started after the credit still sees the deposit leave the chain'
 });
 
 test('a confirmed withdrawal whose payout a deep reorg dropped is reported once and not paid again', async () => {
-  const v = setUp('withdrawal');
+  const v = await setUp('withdrawal');
   v.chain.deposit(B, fx('1000'));
   await v.mine(CONFIRMATIONS + 1);
   const placed = await v.sequencer.submit({ type: 'wallet.withdraw', account: B, amount: fx('300') });
@@ -121,7 +121,7 @@ test('a confirmed withdrawal whose payout a deep reorg dropped is reported once 
 });
 
 test('a withdrawal the hot wallet cannot cover is retried later and later, then paid once the wallet is refilled', async () => {
-  const v = setUp('short-hot-wallet');
+  const v = await setUp('short-hot-wallet');
   // Credited without a deposit on this chain (as a treasury grant would be): the hot wallet is empty.
   assert.ok((await v.sequencer.submit({ type: 'chain.deposit_observed', txHash: '0xfeed', account: B, amount: fx('1000'), confirmations: CONFIRMATIONS })).ok);
   const placed = await v.sequencer.submit({ type: 'wallet.withdraw', account: B, amount: fx('300') });
@@ -145,7 +145,7 @@ test('a withdrawal the hot wallet cannot cover is retried later and later, then 
 const STALL_BLOCKS = CONFIRMATIONS + 16 + 10;
 
 test('a pending deposit buried below the scan window while the watcher was held up is still credited', async () => {
-  const v = setUp('stall-pending');
+  const v = await setUp('stall-pending');
   const tx = v.chain.deposit(A, fx('100'));
   await v.mine(1);
   assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['pending', 1]);
@@ -157,7 +157,7 @@ test('a pending deposit buried below the scan window while the watcher was held 
 });
 
 test('a deposit mined and buried while the watcher was held up is found and credited', async () => {
-  const v = setUp('stall-new');
+  const v = await setUp('stall-new');
   await v.mine(1); // the first pass (the whole chain) is behind us
   const tx = v.chain.deposit(A, fx('100'));
   v.mineUnwatched(STALL_BLOCKS);
@@ -170,7 +170,7 @@ test('a deposit mined and buried while the watcher was held up is found and cred
 // Before: the count shown never went down (the core kept the highest seen and the watcher reported
 // only higher ones), so a reorg that kept the deposit's block left a count the chain no longer had.
 test('a reorg that keeps a pending deposit\'s block lowers its confirmations; the credit waits for the full depth', async () => {
-  const v = setUp('shallow-reorg');
+  const v = await setUp('shallow-reorg');
   const tx = v.chain.deposit(A, fx('100'));
   await v.mine(CONFIRMATIONS - 1);
   assert.deepEqual(depositState(v.exchange.wallet.depositByTx(tx)), ['pending', CONFIRMATIONS - 1]);
