@@ -50,6 +50,8 @@ async function killWhileWriting(folder: 'snapshots' | 'journal'): Promise<void> 
     SNAPSHOT_EVERY_COMMANDS: '150',
     SNAPSHOT_EVERY_MS: '1000',
     LOG_LEVEL: 'info',
+    // Each write holds 300 ms before its rename (adapters/store/failpoints.ts): the kill lands inside it.
+    EXCHANGE_FAILPOINTS: 'snapshot.before-rename=300,segment.before-rename=300',
   });
   try {
     await svc.start();
@@ -57,7 +59,7 @@ async function killWhileWriting(folder: 'snapshots' | 'journal'): Promise<void> 
     await fund(svc.url, trader, '1000', 15_000);
     const acknowledged: string[] = [];
     let n = 0;
-    // A kill can land just after the rename: then try again (each attempt is a crash test all the same).
+    // Should a kill still land after the rename, try again (each attempt is a crash test all the same).
     let caught = false;
     for (let attempt = 0; attempt < 5 && !caught; attempt++) {
       if (attempt > 0) await svc.start();

@@ -17,6 +17,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { crc32, gunzipSync, gzipSync } from 'node:zlib';
 import { ByteReader, ByteWriter } from '../../core/snapshot/bytes.ts';
+import { pause } from './failpoints.ts';
 import { decodeRecord, GENESIS, link, type JournalRecord, type StoredRecord } from './journal-record.ts';
 import type { Journal } from './journal.ts';
 import { syncDirectory, writeDurably } from './snapshot-files.ts';
@@ -104,6 +105,7 @@ export class JournalSegments {
     const name = `segment-${pad(first.seq)}-${pad(last.seq)}.seg`;
     const temporary = join(this.dir, `${name}.tmp`);
     writeDurably(temporary, [MAGIC, lengths.subarray(0, 4), json, lengths.subarray(4), body]);
+    pause('segment.before-rename');
     renameSync(temporary, join(this.dir, name));
     syncDirectory(this.dir);
     return header;

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32, gunzipSync, gzipSync } from 'node:zlib';
+import { pause } from './failpoints.ts';
 
 const MAGIC = Buffer.from('EXSNAP01');
 const NAME = /^snapshot-(\d{12})\.snap$/;
@@ -65,6 +66,7 @@ export class SnapshotFiles {
     const name = fileName(seq);
     const temporary = join(this.dir, `${name}.tmp`);
     writeDurably(temporary, [MAGIC, lengths.subarray(0, 4), json, lengths.subarray(4), body]);
+    pause('snapshot.before-rename');
     renameSync(temporary, join(this.dir, name));
     syncDirectory(this.dir);
     return header;

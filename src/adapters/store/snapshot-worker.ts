@@ -1,16 +1,22 @@
 /**
- * The snapshot worker (a worker thread; docs/architecture.md "Snapshots"): derives the next
- * snapshot from the newest one and the durable journal after it, off the event loop. It restores
- * the newest snapshot into a core of its own (or starts from an empty core), replays the journal up
- * to the history's watermark (never past what the history holds, so recovery always projects the
- * history after a snapshot from its replay), writes the state image atomically, and keeps the
- * newest `keep` snapshots, then archives the journal records the snapshot covers into segment files
+ * The snapshot worker (a worker thread; docs/architecture.md "Snapshots"): derives each snapshot
+ * from the durable journal, off the event loop. It keeps a core of its own, a replica: restored
+ * from the newest snapshot (or empty) at its first request, then carried forward by replaying the
+ * journal after it, every second (never past the history's watermark: recovery always projects the
+ * history after a snapshot from its replay); at each request it catches up to the watermark, writes
+ * the state image atomically, keeps the newest `keep` snapshots, then archives the journal records the snapshot covers into segment files
  * (journal-segments.ts; their rows leave the database in the journal worker) and applies the
  * segments' retention. The live core is never read: the snapshot is what recovery would build,
  * by the same replay, which is also why the event loop never pauses for it.
  *
- * It reports one message, `{ ok: true, ... }` with the figures or `{ ok: false, error }`, and exits.
+ * Each request (a message from snapshotter.ts) is answered by one report, `{ ok: true, ... }` with
+ * the figures or `{ ok: false, error }`; a failure drops the replica, so the next request starts again
+ * from the files. Kept between snapshots, the replica costs a second copy of the state in memory
+ * and saves restoring it (and, from source, loading the modules) at every snapshot. The thread runs
+ * at a lower priority (`lowerPriority`): it is background work, and the order path comes first.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { coreConfig } from '../../config/core.ts';
 import { Exchange } from '../../core/exchange.ts';
@@ -52,57 +58,126 @@ export type SnapshotWorkerReport =
   }
   | { readonly ok: false; readonly error: string };
 
-function run(data: SnapshotWorkerData): SnapshotWorkerReport {
-  const db = openDatabase(data.dbPath);
+/** The worker's own core: the state at `seq`, kept between snapshots (null: restore from the files first). */
+interface Replica {
+  readonly exchange: Exchange;
+  seq: number;
+  link: number;
+}
+
+/** How often the replica follows the journal between snapshots. */
+const FOLLOW_MS = 1_000;
+/** The thread's nice value: background work, which the order path's threads come before. */
+const NICE = 10;
+
+const data = workerData as SnapshotWorkerData;
+const db = openDatabase(data.dbPath);
+const journal = new Journal(db, historyProjectors(db));
+const segments = new JournalSegments(data.dataDir);
+const config = coreConfig(data.core);
+let replica: Replica | null = null;
+/** Commands the replica applied since the last snapshot it wrote. */
+let followed = 0;
+let followMs = 0;
+
+/** Restores the newest usable snapshot (or none) into a fresh core. */
+function restore(store: SnapshotStore, maxSeq: number): Replica {
+  const exchange = new Exchange(config);
+  const from = store.restoreNewest(exchange, maxSeq);
+  return { exchange, seq: from?.seq ?? 0, link: from?.link ?? 0 };
+}
+
+/** Applies the journal after the replica's seq up to `target`; returns how many commands. */
+function follow(r: Replica, target: number): number {
+  let replayed = 0;
+  for (const record of journalFrom(journal, segments, r.seq + 1, r.link)) {
+    if (record.seq > target) break;
+    const outcome = r.exchange.execute(record.command, record.ts);
+    if (!outcome.ok) throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
+    r.seq = record.seq;
+    r.link = record.chain;
+    replayed++;
+  }
+  if (r.seq !== target) throw new Error(`the journal ends at seq ${r.seq}, before ${target}`);
+  return replayed;
+}
+
+/** What the history holds durably: the newest seq a replica may reach. */
+function watermark(): number {
+  return Math.min(journal.projectedSeq(), journal.head());
+}
+
+/**
+ * Between snapshots the replica follows the journal every second, so that a snapshot has only its
+ * image to write, and the replay's CPU is spread evenly rather than spent in one burst per snapshot.
+ */
+function followJournal(): void {
   try {
-    const journal = new Journal(db, historyProjectors(db));
-    const refused: string[] = [];
-    const store = new SnapshotStore(data.dataDir, (m) => refused.push(m));
-    const config = coreConfig(data.core);
-    const exchange = new Exchange(config);
-    const target = Math.min(journal.projectedSeq(), journal.head());
-    let t = performance.now();
-    const from = store.restoreNewest(exchange, target);
-    const fromSeq = from?.seq ?? 0;
-    if (target - fromSeq < data.minCommands) return { ok: true, written: false, seq: fromSeq };
-    const restore = performance.now() - t;
-    t = performance.now();
-    const segments = new JournalSegments(data.dataDir);
-    let replayed = 0;
-    let link = from?.link ?? 0;
-    for (const record of journalFrom(journal, segments, fromSeq + 1, from?.link)) {
-      if (record.seq > target) break;
-      const outcome = exchange.execute(record.command, record.ts);
-      if (!outcome.ok) throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
-      link = record.chain;
-      replayed++;
-    }
-    if (replayed !== target - fromSeq) throw new Error(`replayed ${replayed} commands of ${target - fromSeq}`);
-    const replay = performance.now() - t;
-    t = performance.now();
-    const image = stateImage(exchange, () => new Exchange(config));
-    const encode = performance.now() - t;
-    t = performance.now();
-    const header = store.files.write(target, exchange.now(), link, LAYOUT_FINGERPRINT, image, Date.now());
-    store.files.prune(data.keep);
-    const write = performance.now() - t;
-    t = performance.now();
-    // What the snapshot covers leaves the database for segments (the journal worker deletes the rows).
-    const archived = archiveThrough(journal, segments, target).reduce((n, h) => n + h.lastSeq - h.firstSeq + 1, 0);
-    const oldestKept = store.files.seqs().at(-1) ?? 0;
-    const deleted = data.segmentRetentionMs > 0 ? pruneSegments(segments, data.segmentRetentionMs, exchange.now(), oldestKept).length : 0;
-    const archive = performance.now() - t;
-    return {
-      ok: true, written: true, seq: target, fromSeq, replayed, stateHash: header.stateHash, imageBytes: image.length,
-      fileBytes: header.bodyBytes, ms: { restore, replay, encode, write, archive }, refused, archived, segmentsDeleted: deleted,
-    };
-  } finally {
-    db.close();
+    const t = performance.now();
+    const r = (replica ??= restore(new SnapshotStore(data.dataDir), watermark()));
+    followed += follow(r, Math.max(r.seq, watermark()));
+    followMs += performance.now() - t;
+  } catch {
+    replica = null; // the next snapshot restores from the files, and says why if it fails again
   }
 }
 
-try {
-  parentPort!.postMessage(run(workerData as SnapshotWorkerData));
-} catch (error) {
-  parentPort!.postMessage({ ok: false, error: (error as Error).stack ?? String(error) } satisfies SnapshotWorkerReport);
+/**
+ * Best effort, Linux only: the snapshot thread runs at a lower priority than the event loop and the
+ * journal worker (a thread's nice value is its own there), so its replay does not slow order entry.
+ */
+function lowerPriority(): void {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), NICE);
+  } catch {
+    // elsewhere the thread keeps the process's priority
+  }
 }
+
+function snapshot(): SnapshotWorkerReport {
+  const refused: string[] = [];
+  const store = new SnapshotStore(data.dataDir, (m) => refused.push(m));
+  const target = watermark();
+  let t = performance.now();
+  const r = (replica ??= restore(store, target));
+  const restored = performance.now() - t;
+  t = performance.now();
+  followed += follow(r, Math.max(r.seq, target));
+  const replay = followMs + performance.now() - t;
+  const replayed = followed;
+  if (replayed < data.minCommands) return { ok: true, written: false, seq: r.seq };
+  t = performance.now();
+  const image = stateImage(r.exchange, () => new Exchange(config));
+  const encode = performance.now() - t;
+  t = performance.now();
+  const header = store.files.write(r.seq, r.exchange.now(), r.link, LAYOUT_FINGERPRINT, image, Date.now());
+  store.files.prune(data.keep);
+  const write = performance.now() - t;
+  followed = 0;
+  followMs = 0;
+  t = performance.now();
+  // What the snapshot covers leaves the database for segments (the journal worker deletes the rows).
+  const archived = archiveThrough(journal, segments, r.seq).reduce((n, h) => n + h.lastSeq - h.firstSeq + 1, 0);
+  const oldestKept = store.files.seqs().at(-1) ?? 0;
+  const deleted = data.segmentRetentionMs > 0 ? pruneSegments(segments, data.segmentRetentionMs, r.exchange.now(), oldestKept).length : 0;
+  const archive = performance.now() - t;
+  return {
+    ok: true, written: true, seq: r.seq, fromSeq: r.seq - replayed, replayed, stateHash: header.stateHash, imageBytes: image.length,
+    fileBytes: header.bodyBytes, ms: { restore: restored, replay, encode, write, archive }, refused, archived, segmentsDeleted: deleted,
+  };
+}
+
+lowerPriority();
+setInterval(followJournal, FOLLOW_MS);
+
+// One snapshot per request, in order; a failure drops the replica (the next request restores from the files).
+parentPort!.on('message', () => {
+  let report: SnapshotWorkerReport;
+  try {
+    report = snapshot();
+  } catch (error) {
+    replica = null;
+    report = { ok: false, error: (error as Error).stack ?? String(error) };
+  }
+  parentPort!.postMessage(report);
+});

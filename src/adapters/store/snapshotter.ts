@@ -1,8 +1,9 @@
 /**
  * When the core's snapshots are written (docs/architecture.md "Snapshots"): every
  * `SNAPSHOT_EVERY_COMMANDS` journaled commands, and at least every `SNAPSHOT_EVERY_MS` while
- * commands arrive, one snapshot worker at a time (snapshot-worker.ts). The event loop only counts
- * and starts the worker; the replay and the writing happen in the worker's thread. A failed
+ * commands arrive, by one snapshot worker (snapshot-worker.ts), kept between snapshots with its
+ * replica of the core. The event loop only counts and asks; the replay and the writing happen in
+ * the worker's thread. A failed
  * snapshot is logged and tried again at the next interval: the journal still holds everything.
  */
 import type { Worker } from 'node:worker_threads';
@@ -43,7 +44,9 @@ export class Snapshotter {
     return this.lastSeq;
   }
 
+  /** Starts the worker (its replica begins following the journal) and the schedule. */
   start(): void {
+    this.spawn();
     this.timer = setInterval(() => this.check(), CHECK_MS);
     this.timer.unref();
   }
@@ -53,12 +56,14 @@ export class Snapshotter {
     return this.running ?? this.run();
   }
 
-  /** Stops scheduling; a snapshot being written is abandoned (its temporary file is removed later). */
+  /** Stops scheduling and the worker; a snapshot being written is abandoned (its temporary file is removed later). */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
-    await this.worker?.terminate();
+    const worker = this.worker;
+    this.worker = null;
+    await worker?.terminate();
   }
 
   private check(): void {
@@ -69,17 +74,23 @@ export class Snapshotter {
   }
 
   private run(): Promise<SnapshotWorkerReport> {
-    const o = this.options;
-    const data: SnapshotWorkerData = {
-      dbPath: o.dbPath, dataDir: o.dataDir, core: o.core, keep: o.keep, minCommands: 1, segmentRetentionMs: o.segmentRetentionMs,
-    };
-    const worker = spawnWorker(new URL('./snapshot-worker.ts', import.meta.url), data);
-    this.worker = worker;
+    const worker = this.worker ?? this.spawn();
     const done = new Promise<SnapshotWorkerReport>((resolve) => {
-      worker.once('message', (report: SnapshotWorkerReport) => resolve(report));
-      worker.once('error', (error) => resolve({ ok: false, error: error.stack ?? String(error) }));
-      worker.once('exit', (code) => resolve({ ok: false, error: `the snapshot worker exited (${code}) before reporting` }));
+      const fail = (error: string) => {
+        this.worker = null; // a new worker (restoring from the files) serves the next snapshot
+        resolve({ ok: false, error });
+      };
+      const onError = (error: Error) => fail(error.stack ?? String(error));
+      const onExit = (code: number) => fail(`the snapshot worker exited (${code}) before reporting`);
+      worker.once('error', onError);
+      worker.once('exit', onExit);
+      worker.once('message', (report: SnapshotWorkerReport) => {
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        resolve(report);
+      });
     });
+    worker.postMessage('snapshot');
     this.running = done.then((report) => {
       this.finish(report);
       return report;
@@ -87,9 +98,24 @@ export class Snapshotter {
     return this.running;
   }
 
+  /** The worker, kept between snapshots with its replica of the core (snapshot-worker.ts). */
+  private spawn(): Worker {
+    const o = this.options;
+    const data: SnapshotWorkerData = {
+      dbPath: o.dbPath, dataDir: o.dataDir, core: o.core, keep: o.keep, minCommands: 1, segmentRetentionMs: o.segmentRetentionMs,
+    };
+    const worker = spawnWorker(new URL('./snapshot-worker.ts', import.meta.url), data);
+    worker.unref();
+    // A worker that died between snapshots is replaced at the next one.
+    worker.on('exit', () => {
+      if (this.worker === worker) this.worker = null;
+    });
+    this.worker = worker;
+    return worker;
+  }
+
   private finish(report: SnapshotWorkerReport): void {
     this.running = null;
-    this.worker = null;
     this.lastAt = Date.now();
     if (this.stopped) return;
     if (!report.ok) {
