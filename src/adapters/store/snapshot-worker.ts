@@ -102,9 +102,12 @@ function follow(r: Replica, target: number): number {
   return replayed;
 }
 
-/** What the history holds durably: the newest seq a replica may reach. */
+/**
+ * What the history holds durably, read from the database each time (the journal worker moves it):
+ * the newest seq a replica may reach. The history never runs ahead of the journal.
+ */
 function watermark(): number {
-  return Math.min(journal.projectedSeq(), journal.head());
+  return journal.projectedSeq();
 }
 
 /**
