@@ -6,7 +6,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { black76 } from './black76.ts';
-import { computeDvol, expiryVariance, iqmSmoother, pickDvolExpiries } from './dvol.ts';
+import { computeDvol, expiryVariance, interpolate30, iqmSmoother, pickDvolExpiries, sviVariance } from './dvol.ts';
+import { sviTotalVariance } from './svi.ts';
 import type { DvolExpiry, DvolOption } from './dvol.ts';
 
 const DAY_MS = 86_400_000;
@@ -177,5 +178,56 @@ describe('iqmSmoother', () => {
     assert.ok(v !== null && Math.abs(v - 55.1) < 0.1, `${v}`);
     assert.throws(() => iqmSmoother(0), RangeError);
     assert.throws(() => iqmSmoother(120, 0), RangeError);
+  });
+});
+
+describe('sviVariance: the variance of a fitted smile over all strikes', () => {
+  const flat = (vol: number, T: number) => ({ a: vol * vol * T, b: 0, rho: 0, m: 0, sigma: 0.1 });
+
+  test('a flat slice of any level and tenor returns its own volatility within 0.001 vol point', () => {
+    for (const vol of [0.05, 0.3, 0.55, 1.2, 2.5]) {
+      for (const days of [0.2, 1, 7, 30, 90, 365]) {
+        const T = days / 365;
+        const v = sviVariance(flat(vol, T), T);
+        assert.ok(v !== null);
+        assert.ok(Math.abs(100 * Math.sqrt(v) - 100 * vol) < 0.001, `${vol} at ${days} d: ${100 * Math.sqrt(v)}`);
+      }
+    }
+  });
+
+  test('a smile: agrees with the VIX sum over a dense, wide ladder, and exceeds the truncated one', () => {
+    const T = 30 / 365;
+    const svi = { a: 0.012, b: 0.09, rho: -0.35, m: 0.02, sigma: 0.12 };
+    const F = 100_000;
+    const ladder = (lo: number, hi: number, step: number): DvolExpiry => {
+      const options: DvolOption[] = [];
+      for (let K = lo; K <= hi; K += step) {
+        const k = Math.log(K / F);
+        const sigma = Math.sqrt(sviTotalVariance(svi, k) / T);
+        for (const type of ['call', 'put'] as const) options.push({ strike: K, type, mid: black76({ F, K, T, sigma, type }).price });
+      }
+      return { expiryMs: NOW + 30 * DAY_MS, forward: F, options };
+    };
+    const integral = sviVariance(svi, T)!;
+    const wide = expiryVariance(ladder(5_000, 1_000_000, 250), NOW)!;
+    const narrow = expiryVariance(ladder(80_000, 116_000, 4_000), NOW)!;
+    const vol = (s2: number) => 100 * Math.sqrt(s2);
+    assert.ok(Math.abs(vol(integral) - vol(wide.sigma2)) < 0.05, `${vol(integral)} vs ${vol(wide.sigma2)}`);
+    assert.ok(vol(narrow.sigma2) < vol(integral) - 1, `truncated ${vol(narrow.sigma2)} vs ${vol(integral)}`);
+    // A variance index sits above the at-the-money vol in a smile with a minimum near the money.
+    assert.ok(vol(integral) > 100 * Math.sqrt(sviTotalVariance(svi, 0) / T));
+  });
+
+  test('null without positive variance at the money or without time', () => {
+    assert.equal(sviVariance({ a: 0, b: 0, rho: 0, m: 0, sigma: 0.1 }, 0.1), null);
+    assert.equal(sviVariance(flat(0.5, 0.1), 0), null);
+  });
+});
+
+describe('interpolate30', () => {
+  test('two equal variances interpolate to themselves', () => {
+    const v = { sigma2: 0.3025, T: 0 };
+    const r = interpolate30({ ...v, T: 20 / 365, expiryMs: NOW + 20 * DAY_MS }, { ...v, T: 40 / 365, expiryMs: NOW + 40 * DAY_MS }, NOW)!;
+    assert.ok(Math.abs(r.dvol - 55) < 1e-9, String(r.dvol));
   });
 });

@@ -15,12 +15,20 @@
  *     (N30 = 43 200, N365 = 525 600); DVOL = 100·√σ²_30 (percent).
  * Smoothing: the interquartile mean of one raw value a second over the last 120 seconds (`iqmSmoother`).
  *
+ * Two ways to get an expiry's σ²_j: from a strike ladder of mids (steps 2–4, `expiryVariance`), or
+ * from a fitted smile integrated over all strikes (`sviVariance`). The board uses the second: a
+ * listed ladder spans only about ±1.5 standard deviations at 30 days, and the VIX sum's truncation of
+ * the wings then reads several vol points low (a flat 55 % surface gave 53.15 on the default
+ * ladder). The ladder method stays as the independent check of the integral in tests.
+ *
  * Inputs are plain numbers (mids already converted from exact decimals); time is passed in as ms.
  * Returns null instead of a number when inputs are insufficient (fewer than 2 strikes used for an
  * expiry, no strike at or below F, expiries out of order or past) or the variance is not positive.
  * Tested in dvol.test.ts against a hand-tabulated calculation and a flat-vol black76 surface.
  */
 import type { OptionType } from './black76.ts';
+import { normCdf } from './normal.ts';
+import { sviTotalVariance, type SviParams } from './svi.ts';
 
 export interface DvolOption {
   strike: number;
@@ -130,26 +138,78 @@ export function expiryVariance(slice: DvolExpiry, nowMs: number): { sigma2: numb
   return { sigma2, T };
 }
 
-/** Raw DVOL from the near and far expiries (r = 0), or null when the inputs cannot support it. */
+/** Raw DVOL from the near and far expiries' strike ladders (r = 0), or null when the inputs cannot support it. */
 export function computeDvol(input: { nowMs: number; near: DvolExpiry; far: DvolExpiry }): DvolResult | null {
   const { nowMs, near, far } = input;
   if (!(nowMs < near.expiryMs && near.expiryMs < far.expiryMs)) return null;
   const v1 = expiryVariance(near, nowMs);
   const v2 = expiryVariance(far, nowMs);
   if (!v1 || !v2) return null;
+  return interpolate30({ ...v1, expiryMs: near.expiryMs }, { ...v2, expiryMs: far.expiryMs }, nowMs);
+}
+
+/** One expiry's variance σ²_j (annualised) over T_j years. */
+export interface ExpiryVariance {
+  readonly sigma2: number;
+  readonly T: number;
+  readonly expiryMs: number;
+}
+
+/** Step 5: the 30-day constant-maturity interpolation of two expiries' variances; null unless positive. */
+export function interpolate30(near: ExpiryVariance, far: ExpiryVariance, nowMs: number): DvolResult | null {
+  if (!(nowMs < near.expiryMs && near.expiryMs < far.expiryMs)) return null;
   const n1 = (near.expiryMs - nowMs) / MS_PER_MINUTE;
   const n2 = (far.expiryMs - nowMs) / MS_PER_MINUTE;
   const nearWeight = (n2 - N30) / (n2 - n1);
   const farWeight = (N30 - n1) / (n2 - n1);
-  const sigma2_30 = (v1.T * v1.sigma2 * nearWeight + v2.T * v2.sigma2 * farWeight) * (N365 / N30);
+  const sigma2_30 = (near.T * near.sigma2 * nearWeight + far.T * far.sigma2 * farWeight) * (N365 / N30);
   if (!(sigma2_30 > 0 && Number.isFinite(sigma2_30))) return null;
   return {
     dvol: 100 * Math.sqrt(sigma2_30),
-    sigma2Near: v1.sigma2,
-    sigma2Far: v2.sigma2,
+    sigma2Near: near.sigma2,
+    sigma2Far: far.sigma2,
     nearExpiryMs: near.expiryMs,
     farExpiryMs: far.expiryMs,
   };
+}
+
+/** Half-width of the log-moneyness range `sviVariance` integrates over, in standard deviations at k = 0. */
+const SURFACE_WIDTH_SD = 16;
+/** Simpson intervals over that range (even). */
+const SURFACE_INTERVALS = 400;
+
+/**
+ * The variance an expiry's fitted smile implies, without a strike ladder's truncation: the same
+ * integral the VIX sum approximates, σ²T = 2∫ Q(K)/K² dK over every strike, with Q the out-of-the-
+ * money Black-76 price of the slice's own volatility at K. With K = F·e^k it is independent of F:
+ * σ²T = 2∫ q(k)·e^(−k) dk, q the OTM price per unit of forward (put for k < 0, call above) at total
+ * variance w(k). Integrated by Simpson's rule over k ∈ ±16 standard deviations (√w(0)), where the
+ * wings are negligible: a flat slice returns its own variance to about 1e-9 (dvol.test.ts).
+ * Null when the slice has no positive variance at the money or the result is not positive.
+ */
+export function sviVariance(params: SviParams, T: number): number | null {
+  const w0 = sviTotalVariance(params, 0);
+  if (!(T > 0 && w0 > 0 && Number.isFinite(w0))) return null;
+  const half = Math.min(SURFACE_WIDTH_SD * Math.sqrt(w0), 25);
+  const h = (2 * half) / SURFACE_INTERVALS;
+  let sum = 0;
+  for (let i = 0; i <= SURFACE_INTERVALS; i++) {
+    const k = -half + i * h;
+    const weight = i === 0 || i === SURFACE_INTERVALS ? 1 : i % 2 === 1 ? 4 : 2;
+    sum += weight * otmPerForward(k, sviTotalVariance(params, k)) * Math.exp(-k);
+  }
+  const sigma2 = (2 * ((sum * h) / 3)) / T;
+  return sigma2 > 0 && Number.isFinite(sigma2) ? sigma2 : null;
+}
+
+/** Undiscounted OTM Black price per unit of forward at log-moneyness k and total variance w. */
+function otmPerForward(k: number, w: number): number {
+  if (!(w > 0)) return 0;
+  const sd = Math.sqrt(w);
+  const d1 = (-k + w / 2) / sd;
+  const d2 = d1 - sd;
+  const K = Math.exp(k);
+  return k < 0 ? K * normCdf(-d2) - normCdf(-d1) : normCdf(d1) - K * normCdf(d2);
 }
 
 /**

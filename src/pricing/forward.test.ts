@@ -6,7 +6,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { black76 } from './black76.ts';
-import { carryForward, syntheticForward } from './forward.ts';
+import { carryForward, medianForward, pairForwards, syntheticForward } from './forward.ts';
 import type { StrikeQuotes } from './forward.ts';
 
 /** Quotes around black76 values with a half-spread per strike. */
@@ -91,5 +91,28 @@ describe('carryForward', () => {
     assert.equal(carryForward(60_000, 0.5, 0), 60_000);
     assert.ok(Math.abs(carryForward(60_000, 0.5, 0.1) - 60_000 * Math.exp(0.05)) < 1e-9);
     assert.equal(carryForward(60_000, -1, 0.1), 60_000);
+  });
+});
+
+describe('pairForwards and medianForward', () => {
+  const q = (strike: number, c: number, p: number, half = 1) => ({
+    strike, callBid: c - half, callAsk: c + half, putBid: p - half, putAsk: p + half,
+  });
+
+  test('each two-sided strike gives K + C − P and half the spread of C − P', () => {
+    const pairs = pairForwards([q(100, 17, 7, 5), q(110, 6, 5), { strike: 120, callBid: 0, callAsk: 3, putBid: 9, putAsk: 11 }]);
+    assert.deepEqual(pairs, [
+      { strike: 100, forward: 110, tolerance: 10 },
+      { strike: 110, forward: 111, tolerance: 2 },
+    ]);
+  });
+
+  test('the median follows the majority of strikes, whichever strike is tightest', () => {
+    // Two strikes still on the old forward 110 (one of them the tightest), three on the new 120.
+    const pairs = pairForwards([q(100, 12, 2, 0.5), q(105, 8, 3), q(110, 12, 2), q(115, 8, 3), q(120, 5, 5)]);
+    assert.equal(medianForward(pairs), 120);
+    assert.equal(syntheticForward([q(100, 12, 2, 0.5), q(105, 8, 3)])!.forward, 110);
+    assert.equal(medianForward(pairs.slice(0, 1)), null);
+    assert.equal(medianForward(pairs.slice(0, 2)), 110);
   });
 });

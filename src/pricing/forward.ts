@@ -61,3 +61,36 @@ export function syntheticForward(quotes: readonly StrikeQuotes[], D = 1): Synthe
 export function carryForward(spot: number, T: number, annualCarry: number): number {
   return spot * Math.exp(annualCarry * Math.max(T, 0));
 }
+
+/** One strike's parity forward and how far its quotes' spreads let it stray from the true one. */
+export interface PairForward {
+  readonly strike: number;
+  readonly forward: number;
+  /** Half the spread of C − P at the strike: a quote set made on one forward stays within it. */
+  readonly tolerance: number;
+}
+
+/** The parity forward K + (C_mid − P_mid)/D of every strike whose call and put are both two-sided. */
+export function pairForwards(quotes: readonly StrikeQuotes[], D = 1): PairForward[] {
+  const out: PairForward[] = [];
+  if (!(D > 0 && Number.isFinite(D))) return out;
+  for (const q of quotes) {
+    if (!(q.strike > 0 && q.strike < Infinity && twoSided(q.callBid, q.callAsk) && twoSided(q.putBid, q.putAsk))) continue;
+    const forward = q.strike + ((q.callBid + q.callAsk) / 2 - (q.putBid + q.putAsk) / 2) / D;
+    out.push({ strike: q.strike, forward, tolerance: (q.callAsk - q.callBid + (q.putAsk - q.putBid)) / 2 / D });
+  }
+  return out;
+}
+
+/**
+ * The forward the option books were quoted against: the median of the strikes' parity forwards (at
+ * least two). A maker re-quoting after a forward move updates strikes one by one, so for a moment
+ * some strikes sit on the old forward and some on the new: the median follows the majority, where
+ * the tightest strike alone (`syntheticForward`) could be either.
+ */
+export function medianForward(pairs: readonly PairForward[]): number | null {
+  if (pairs.length < MIN_USABLE_STRIKES) return null;
+  const sorted = pairs.map((p) => p.forward).sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
