@@ -42,6 +42,8 @@ export type ExchangeEvent =
       readonly cancelled: readonly string[];
       readonly at: number;
     }
+  /** The option board of `underlying` was recomputed at `at` (the clock tick's time). */
+  | { readonly type: 'board'; readonly underlying: string; readonly at: number }
   | {
       readonly type: 'mark';
       readonly marketId: string;

@@ -314,6 +314,7 @@ export class Exchange {
     this.wallet.onTick(this.clock);
     for (const underlying of new Set(this.config.linear.perps.map((p) => p.underlying))) {
       this.board.recompute(underlying, this.clock);
+      this.events.push({ type: 'board', underlying, at: this.clock });
     }
     this.keepSettlementWindows();
     return null;

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fromFloat, fx, toFloat, type Fixed } from '../money.ts';
 import { black76 } from '../../pricing/black76.ts';
-import { sviImpliedVol, type SviParams } from '../../pricing/svi.ts';
+import { sviImpliedVol, sviTotalVariance, type SviParams } from '../../pricing/svi.ts';
 import { OptionBoard, type BoardInputs, type BoardInstrument } from './board.ts';
 
 const DAY = 86_400_000;
@@ -135,6 +135,116 @@ describe('option board', () => {
     const { board } = world({ svi: flat, F: 100_000, expiries, future: true, strikes });
     const b = board.recompute('BTC', NOW);
     assert.ok(b.dvol !== null, 'dvol computed');
-    assert.ok(Math.abs(b.dvol!.dvol - 60) < 1.5, `dvol ${b.dvol!.dvol} vs 60`);
+    assert.ok(Math.abs(b.dvol!.dvol - 60) < 0.1, `dvol ${b.dvol!.dvol} vs 60`);
+    assert.equal(b.dvol!.method, 'svi-variance');
+  });
+
+  test('DVOL on a flat surface of any level, on the default ladder of 8 strikes each side, within 0.1', () => {
+    for (const vol of [0.3, 0.55, 0.9]) {
+      const flat = (T: number): SviParams => ({ a: vol * vol * T, b: 0, rho: 0, m: 0, sigma: 0.1 });
+      const strikes = Array.from({ length: 17 }, (_, i) => 84_000 + i * 2_000);
+      const { board } = world({ svi: flat, F: 100_000, expiries: [NOW + 20 * DAY, NOW + 45 * DAY], future: true, strikes });
+      const d = board.recompute('BTC', NOW).dvol!;
+      assert.ok(Math.abs(d.raw - 100 * vol) < 0.1, `raw ${d.raw} vs ${100 * vol}`);
+    }
+  });
+});
+
+/**
+ * A board whose quotes a test moves: every instrument is quoted around Black-76 on `quotes.F` with
+ * `quotes.svi` (half-spread 0.2 % of the price, at least 0.5), and the future's mark is `future`.
+ */
+function liveWorld(expiries: number[], F: number, svi: (T: number) => SviParams) {
+  const state = { future: F, quotes: { F, svi } as { F: number; svi: (T: number) => SviParams }, requoted: new Set<number>() };
+  const strikes = [84_000, 88_000, ...Array.from({ length: 33 }, (_, i) => 92_000 + i * 500), 112_000, 116_000];
+  const instruments: BoardInstrument[] = [];
+  for (const expiry of expiries) {
+    for (const K of strikes) {
+      for (const type of ['call', 'put'] as const) {
+        const quote = (): [number, number] => {
+          const T = (expiry - NOW) / YEAR;
+          const on = state.quotes;
+          const iv = sviImpliedVol(on.svi(T), Math.log(K / on.F), T);
+          const p = black76({ F: on.F, K, T, sigma: iv, type }).price;
+          const half = Math.max(0.5, p * 0.002);
+          return [Math.max(0.1, p - half), p + half];
+        };
+        const price = (x: number) => fromFloat(x, 1, 'halfUp');
+        instruments.push({
+          id: `BTC-${expiry}-${K}-${type}`, underlying: 'BTC', expiry, strike: fx(String(K)), type, tick: fx('0.1'), priceDecimals: 1,
+          bestBid: () => price(quote()[0]), bestAsk: () => price(quote()[1]),
+        });
+      }
+    }
+  }
+  const inputs: BoardInputs = {
+    instruments: () => instruments,
+    index: () => ({ price: fromFloat(state.future, 1, 'halfUp')!, sourceTs: NOW }),
+    futureMark: (_u, expiry) => ({ price: fromFloat(state.future, 1, 'halfUp')!, marketId: `BTC-F-${expiry}` }),
+    futureId: (_u, expiry) => `BTC-F-${expiry}`,
+  };
+  return { board: new OptionBoard(inputs), state };
+}
+
+const atmIv = (slice: { svi: SviParams | null; years: number }) => 100 * sviImpliedVol(slice.svi!, 0, slice.years);
+const smile = (level: number) => (T: number): SviParams => ({ a: level * level * T * 0.8, b: 0.2 * level * level * T / 0.15, rho: -0.3, m: 0, sigma: 0.15 });
+
+describe('option board: the surface moves with the forward', () => {
+  const EXPIRIES = [NOW + 4.5 * 3_600_000, NOW + 7 * DAY, NOW + 30 * DAY];
+
+  test('index jumps of ±2 % and ±5 % with the quotes unchanged: at-the-money vol moves under a vol point', () => {
+    for (const jump of [0.02, -0.02, 0.05, -0.05]) {
+      const { board, state } = liveWorld(EXPIRIES, 100_000, smile(0.55));
+      const before = board.recompute('BTC', NOW).expiries;
+      state.future = 100_000 * (1 + jump); // the future's mark follows the index; the maker has not re-quoted
+      const after = board.recompute('BTC', NOW + 1000).expiries;
+      for (let e = 0; e < EXPIRIES.length; e++) {
+        const a = atmIv(before[e]!);
+        const b = atmIv(after[e]!);
+        assert.ok(Math.abs(b - a) < 1, `jump ${jump}, expiry ${e}: ATM ${a.toFixed(2)} -> ${b.toFixed(2)}`);
+        assert.equal(after[e]!.forwardSource, 'future');
+        assert.ok(Math.abs(toFloat(after[e]!.quotesForward!) - 100_000) < 5, `quotes' forward ${after[e]!.quotesForward}`);
+        assert.equal(after[e]!.held, false);
+      }
+      // The maker re-quotes on the new forward, same volatilities: still no move.
+      state.quotes = { F: 100_000 * (1 + jump), svi: smile(0.55) };
+      const requoted = board.recompute('BTC', NOW + 2000).expiries;
+      for (let e = 0; e < EXPIRIES.length; e++) {
+        assert.ok(Math.abs(atmIv(requoted[e]!) - atmIv(before[e]!)) < 1, `re-quoted after ${jump}, expiry ${e}`);
+      }
+    }
+  });
+
+  test('marks follow the new forward at the smile of their moneyness (deep in-the-money moves with F)', () => {
+    const { board, state } = liveWorld([NOW + 30 * DAY], 100_000, smile(0.55));
+    const mark = (b: ReturnType<typeof board.recompute>, id: string) => toFloat(b.expiries[0]!.rows.find((r) => r.id === id)!.mark!);
+    const id = `BTC-${NOW + 30 * DAY}-84000-call`;
+    const before = mark(board.recompute('BTC', NOW), id);
+    state.future = 102_000;
+    const after = mark(board.recompute('BTC', NOW + 1000), id);
+    assert.ok(after - before > 1_700 && after - before < 2_100, `deep ITM call moved ${after - before}`);
+  });
+
+  test('a new level is published only when fits in a row confirm it; until then the slice is held', () => {
+    const { board, state } = liveWorld(EXPIRIES, 100_000, smile(0.55));
+    const first = atmIv(board.recompute('BTC', NOW).expiries[2]!);
+    state.quotes = { F: 100_000, svi: smile(0.65) }; // the quotes move ten vol points
+    const seen = [1, 2, 3, 4].map((s) => board.recompute('BTC', NOW + s * 1000).expiries[2]!);
+    assert.deepEqual(seen.map((x) => x.held), [true, true, false, false]);
+    assert.ok(Math.abs(atmIv(seen[0]!) - first) < 0.01 && Math.abs(atmIv(seen[1]!) - first) < 0.01, 'held at the old level');
+    assert.ok(Math.abs(atmIv(seen[2]!) - 65 * Math.sqrt(0.8 + 0.2)) < 1.5, `published ${atmIv(seen[2]!)}`);
+  });
+
+  test('a calendar shortfall on the quoted range is repaired by lifting the later slice', () => {
+    // The 7-day expiry quoted at 60 %, the 8-day one at 50 %: the later slice's total variance is below.
+    const level = (T: number) => (T < 7.5 / 365 ? 0.6 : 0.5);
+    const { board } = liveWorld([NOW + 7 * DAY, NOW + 8 * DAY], 100_000, (T) => smile(level(T))(T));
+    const [near, far] = board.recompute('BTC', NOW).expiries;
+    assert.equal(far!.calendarFree, true);
+    assert.equal(far!.calendarRepaired, true);
+    for (let k = -0.05; k <= 0.05; k += 0.01) {
+      assert.ok(sviTotalVariance(far!.svi!, k) >= sviTotalVariance(near!.svi!, k) - 1e-12, `k ${k}`);
+    }
+    assert.equal(near!.calendarRepaired, false);
   });
 });

@@ -36,7 +36,7 @@ export const STATE_LAYOUT: Readonly<Record<string, readonly string[]>> = {
   MarketUnits: ["tick", "step", "notionalUnit", "maxPriceTicks", "maxPrice"],
   MmpRegistry: ["states"],
   MovementIds: ["retentionMs", "byAccount"],
-  OptionBoard: ["inputs", "settings", "boards", "marks", "held", "smoothers", "warm"],
+  OptionBoard: ["inputs", "settings", "boards", "marks", "held", "smoothers", "warm", "published", "pending"],
   OptionFeeSchedule: ["tiers", "unit", "divisor", "maxCapPct", "maxBps"],
   OptionPosition: ["id", "accountId", "market", "openedAt", "size", "side", "cost", "realizedPnl", "status", "updatedAt"],
   OrderBook: ["lastStopReason", "lastFillableCost", "bids", "asks", "orders", "nextSeq", "freeLevels", "freeCount", "matching"],
