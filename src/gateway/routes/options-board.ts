@@ -1,14 +1,16 @@
 /**
  * The option board and the volatility index (contract "Option board", "Volatility index (DVOL)";
- * decisions.md). The board is the only source for the chain and the IV surface: bid and ask are the
- * order books' top of book (read now), mark, iv and the Greeks are reference values from the surface
- * the core fitted on its last clock tick — null for an expiry without a fitted slice and whenever the
- * board is older than its freshness limit (a stale mark is never served). The tradable price is
- * always the order book.
+ * decisions.md). The board is the only source for the chain and the IV surface. One response is one
+ * clock tick of the core: bid and ask are the books' top of book when the core fitted the surface,
+ * the forwards and the fitted slices are that tick's, and mark, iv and the Greeks are the reference
+ * values priced from them — null for an expiry without a fitted slice and whenever the board is older
+ * than its freshness limit (a stale mark is never served). Digits: iv in percent to 4 decimals and
+ * the Greeks to 8, so a client can reprice a mark from the row, the forward and the slice within a
+ * tick (docs/architecture.md "Option board, DVOL"). The tradable price is always the order book.
  */
 import { Type } from 'typebox';
-import type { OptionRow, UnderlyingBoard } from '../../core/options/board.ts';
-import { formatDecimal, fromFloat, type Fixed } from '../../core/money.ts';
+import type { ExpirySlice, OptionRow, UnderlyingBoard } from '../../core/options/board.ts';
+import { formatDecimal, fromFloat } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
 import type { GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
@@ -27,6 +29,23 @@ export const DvolBlock = Type.Object({
   computedAt: NullableIsoTime,
 });
 
+const DvolMethod = OrNull(StringEnum(['svi-variance'], {
+  description: 'svi-variance: each of the two expiries around 30 days contributes the variance of its fitted SVI slice integrated over all strikes (the VIX sum without the truncation of a listed ladder); the two are interpolated to 30 days as in the VIX method',
+}));
+
+const Decimal = (description: string) => Type.String({ description });
+
+const SviSlice = Type.Object({
+  a: Decimal('raw SVI a (total variance)'),
+  b: Decimal('raw SVI b'),
+  rho: Decimal('raw SVI rho'),
+  m: Decimal('raw SVI m (log-moneyness)'),
+  sigma: Decimal('raw SVI sigma (log-moneyness)'),
+  years: Decimal('T of the slice: (expiry - computedAt) in years of 365 days, in milliseconds'),
+}, {
+  description: 'The published slice: total variance w(k) = a + b(rho(k - m) + sqrt((k - m)^2 + sigma^2)) at log-moneyness k = ln(strike / forwardPrice); iv = sqrt(w / years); mark = Black-76 on forwardPrice, rounded to the tick.',
+});
+
 export const BoardView = Type.Object({
   underlyingPrice: NullableString,
   underlyingSymbol: Type.String(),
@@ -36,6 +55,10 @@ export const BoardView = Type.Object({
     futuresMarketId: Type.String(),
     forwardSource: OrNull(StringEnum(['future', 'parity', 'index'])),
     calendarArbitrageFree: OrNull(Type.Boolean()),
+    quotesForward: OrNull(Type.String({ description: 'the forward the book quotes were measured against: the median of the strikes\' put-call parity forwards (else forwardPrice)' })),
+    svi: OrNull(SviSlice),
+    sliceHeld: OrNull(Type.Boolean({ description: 'true while a fit that moved the at-the-money vol more than one vol point awaits confirmation and the previous slice is served' })),
+    calendarRepaired: OrNull(Type.Boolean({ description: 'true when the slice was lifted to remove a calendar shortfall against the previous expiry' })),
   })),
   options: Type.Array(Type.Object({
     id: Type.String(),
@@ -45,7 +68,7 @@ export const BoardView = Type.Object({
     bid: NullableString,
     ask: NullableString,
     mark: NullableString,
-    iv: OrNull(Type.String({ description: 'mark implied volatility in percent, e.g. "55.12"' })),
+    iv: OrNull(Type.String({ description: 'mark implied volatility in percent, 4 decimals, e.g. "55.1234"' })),
     delta: NullableString,
     gamma: NullableString,
     vega: OrNull(Type.String({ description: 'USDC per vol point' })),
@@ -62,15 +85,11 @@ function num(x: number | null, digits: number): string | null {
   return f === null ? null : formatDecimal(f);
 }
 
-/** An instrument's best bid and ask, or undefined when it is not listed. */
-export type TopOfBook = (marketId: string) => { bestBid(): Fixed | null; bestAsk(): Fixed | null } | undefined;
-
 /**
- * The board of `underlying`. `topOfBook` reads the instruments' books: the core's by default (the
- * REST route reads after the durability barrier), the durable book mirrors for the stream.
+ * The board of `underlying` as one clock tick of the core: `board` is the core's latest (the REST
+ * route reads after the durability barrier) or the latest durable one (the stream).
  */
-export function boardView(ctx: GatewayContext, underlying: string, now: number, topOfBook: TopOfBook = (id) => ctx.exchange.clob.markets.get(id)) {
-  const board = ctx.exchange.board.board(underlying);
+export function boardView(ctx: GatewayContext, underlying: string, now: number, board: UnderlyingBoard | undefined = ctx.exchange.board.board(underlying)) {
   const index = ctx.exchange.indexPrice(underlying, now);
   // The board is computed on clock ticks; between the index going stale and the next tick it still
   // holds what the fresh index gave. No index now, no mark: the view never shows one without it.
@@ -80,33 +99,50 @@ export function boardView(ctx: GatewayContext, underlying: string, now: number, 
     underlyingPrice: decOrNull(index),
     underlyingSymbol: underlying,
     expiries: expiries.map((e) => iso(e.expiry)),
-    expiryForwards: Object.fromEntries(expiries.map((e) => [iso(e.expiry), {
-      forwardPrice: fresh ? decOrNull(e.forward) : null,
-      futuresMarketId: e.futuresMarketId,
-      forwardSource: fresh ? e.forwardSource : null,
-      calendarArbitrageFree: fresh ? e.calendarFree : null,
-    }])),
-    options: expiries.flatMap((e) => e.rows.map((r) => rowView(r, fresh, topOfBook(r.id)))),
+    expiryForwards: Object.fromEntries(expiries.map((e) => [iso(e.expiry), forwardView(e, fresh)])),
+    options: expiries.flatMap((e) => e.rows.map((r) => rowView(r, fresh))),
     computedAt: board === undefined ? null : iso(board.computedAt),
     volatilityIndex: dvolBlock(ctx, underlying, now),
   };
 }
 
-function rowView(r: OptionRow, fresh: boolean, market: ReturnType<TopOfBook>) {
+function forwardView(e: ExpirySlice, fresh: boolean) {
+  const svi = fresh && e.svi !== null ? e.svi : null;
+  return {
+    forwardPrice: fresh ? decOrNull(e.forward) : null,
+    futuresMarketId: e.futuresMarketId,
+    forwardSource: fresh ? e.forwardSource : null,
+    calendarArbitrageFree: fresh ? e.calendarFree : null,
+    quotesForward: fresh ? decOrNull(e.quotesForward) : null,
+    svi: svi === null ? null : {
+      a: sig(svi.a), b: sig(svi.b), rho: sig(svi.rho), m: sig(svi.m), sigma: sig(svi.sigma), years: sig(e.years),
+    },
+    sliceHeld: fresh && e.svi !== null ? e.held : null,
+    calendarRepaired: fresh && e.svi !== null ? e.calendarRepaired : null,
+  };
+}
+
+/** A model parameter with 15 significant digits as a plain decimal (never an exponent). */
+function sig(x: number): string {
+  const digits = Math.min(Math.max(14 - Math.floor(Math.log10(Math.abs(x) || 1)), 0), 18);
+  return num(x, digits)!;
+}
+
+function rowView(r: OptionRow, fresh: boolean) {
   const ref = fresh && r.mark !== null;
   return {
     id: r.id,
     type: r.type,
     strike: formatDecimal(r.strike),
     expiry: iso(r.expiry),
-    bid: decOrNull(market?.bestBid() ?? null),
-    ask: decOrNull(market?.bestAsk() ?? null),
+    bid: decOrNull(r.bid),
+    ask: decOrNull(r.ask),
     mark: ref ? decOrNull(r.mark) : null,
-    iv: ref ? num(r.iv === null ? null : r.iv * 100, 2) : null,
-    delta: ref ? num(r.delta, 4) : null,
-    gamma: ref ? num(r.gamma, 8) : null,
-    vega: ref ? num(r.vega, 4) : null,
-    theta: ref ? num(r.theta, 4) : null,
+    iv: ref ? num(r.iv === null ? null : r.iv * 100, 4) : null,
+    delta: ref ? num(r.delta, 8) : null,
+    gamma: ref ? num(r.gamma, 12) : null,
+    vega: ref ? num(r.vega, 8) : null,
+    theta: ref ? num(r.theta, 8) : null,
   };
 }
 
@@ -120,7 +156,12 @@ function freshDvol(ctx: GatewayContext, underlying: string, now: number) {
 
 export function dvolBlock(ctx: GatewayContext, underlying: string, now: number) {
   const d = freshDvol(ctx, underlying, now);
-  return { underlying, dvol: d === null ? null : num(d.dvol, 2), tenorDays: 30, computedAt: d === null ? null : iso(d.computedAt) };
+  return {
+    underlying,
+    dvol: d === null ? null : num(d.dvol, 2),
+    tenorDays: 30,
+    computedAt: d === null ? null : iso(d.computedAt),
+  };
 }
 
 function knownUnderlying(ctx: GatewayContext, underlying: string | undefined): string {
@@ -136,7 +177,7 @@ export function optionsBoardRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['market-data'],
       summary: 'Option board: forwards per expiry, every option with top of book and reference mark, IV, Greeks; DVOL',
-      description: 'bid/ask are the books\' top of book; mark, iv (percent), delta, gamma, vega (per vol point) and theta (per day) come from the raw-SVI slice fitted to the books on the core\'s last clock tick, on Black-76 with the expiry\'s forward (from its dated future, else put-call parity, else the index: forwardSource). An expiry with fewer than 5 usable quotes has no fitted slice and its rows have no mark; no row has a mark while the index is stale (underlyingPrice null). Reference values only: the tradable price is always the order book.',
+      description: 'One clock tick of the core: bid/ask are the books\' top of book when the core fitted the surface (computedAt), and mark, iv (percent, 4 decimals), delta, gamma, vega (per vol point) and theta (per day) come from the raw-SVI slice fitted then (expiryForwards[expiry].svi), on Black-76 with the expiry\'s forwardPrice (from its dated future, else put-call parity, else the index: forwardSource). The quotes are measured against the forward they were made on (quotesForward) and the slice, in log-moneyness, prices the marks on forwardPrice. An expiry with fewer than 5 usable quotes has no fitted slice and its rows have no mark; no row has a mark while the index is stale (underlyingPrice null). Reference values only: the tradable price is always the order book (GET /options/orderbook/{marketId} for the live book).',
       querystring: Type.Object({ underlying: Underlying }, { additionalProperties: false }),
       response: responses({ 200: BoardView }, [400, 404, 429]),
     },
@@ -147,7 +188,7 @@ export function optionsBoardRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['market-data'],
       summary: '30-day constant-maturity implied volatility (VIX method on the two expiries around 30 days)',
-      description: 'dvol in percent, smoothed by the interquartile mean of the last 120 values; null while inputs are missing or stale. sourceTimestamp is the index time the computation used.',
+      description: 'dvol in percent, smoothed by the interquartile mean of the last 120 values; raw is the last unsmoothed value; method says how each expiry\'s variance was obtained (svi-variance: the fitted slice integrated over all strikes). Null while inputs are missing or stale. sourceTimestamp is the index time the computation used.',
       querystring: Type.Object({ underlying: Underlying }, { additionalProperties: false }),
       response: responses({
         200: Type.Object({
@@ -157,6 +198,7 @@ export function optionsBoardRoutes(app: TypedApp, ctx: GatewayContext): void {
           computedAt: NullableIsoTime,
           sourceTimestamp: NullableIsoTime,
           raw: NullableString,
+          method: DvolMethod,
         }),
       }, [400, 404, 429]),
     },
@@ -169,7 +211,8 @@ export function optionsBoardRoutes(app: TypedApp, ctx: GatewayContext): void {
       tenorDays: 30,
       computedAt: isoOrNull(d?.computedAt),
       sourceTimestamp: isoOrNull(d?.sourceTs),
-      raw: d === null ? null : num(d.raw, 2),
+      raw: d === null ? null : num(d.raw, 4),
+      method: d === null ? null : d.method,
     };
   });
 }

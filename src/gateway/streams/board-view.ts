@@ -13,17 +13,17 @@
  * interval old), then every later one; eventSeq is strictly increasing per connection.
  *
  * engineTs is the core's time when the board was read; sourceTs the source time of the index the
- * board shows (engineTs when there is no fresh index). The reference figures (marks, Greeks, DVOL)
- * are the board the core computed on its last clock tick; the top of book comes from the CLOB
- * engine's book mirrors, which only published (durable) order events move, so the stream never
- * shows a quote a crash could take back. Tested by test/streams/board-stream.test.ts.
+ * board shows (engineTs when there is no fresh index). A frame is one clock tick of the core — the
+ * top of book, forwards, slices, marks and Greeks the core computed together — and only a durable
+ * one: `DurableBoards` keeps, per underlying, the board of the last clock tick whose events were
+ * published (after the journal made that tick durable), so the stream never shows a quote a crash
+ * could take back. Tested by test/streams/board-stream.test.ts.
  */
-import { BUY, SELL, type Side } from '../../core/book/order-book.ts';
-import type { Fixed } from '../../core/money.ts';
+import type { ExchangeEvent } from '../../core/events.ts';
+import type { UnderlyingBoard } from '../../core/options/board.ts';
 import type { GatewayContext } from '../context.ts';
-import { boardView, type TopOfBook } from '../routes/options-board.ts';
-import type { BookMirrors } from './book-mirror.ts';
-import { Group, type StreamHub } from './hub.ts';
+import { boardView } from '../routes/options-board.ts';
+import { Group, type EventSink, type StreamHub } from './hub.ts';
 import type { SseConnection, StreamErrorCode } from './sse.ts';
 
 /** Board stream cadence. */
@@ -36,7 +36,7 @@ export class BoardGroup extends Group {
   constructor(
     hub: StreamHub,
     readonly underlying: string,
-    private readonly topOfBook: TopOfBook,
+    private readonly boards: DurableBoards,
     intervalMs: number,
     onEmpty: () => void,
   ) {
@@ -72,39 +72,61 @@ export class BoardGroup extends Group {
   private build(): Buffer {
     const ctx: GatewayContext = this.hub.ctx;
     const now = ctx.now();
-    const payload = JSON.stringify(boardView(ctx, this.underlying, now, this.topOfBook));
+    const payload = JSON.stringify(boardView(ctx, this.underlying, now, this.boards.board(this.underlying)));
     const engineTs = ctx.exchange.now();
     const sourceTs = ctx.exchange.index.index(this.underlying, now)?.sourceTs ?? engineTs;
     return this.dataFrame('OptionsBoardSnapshot', engineTs, sourceTs, payload);
   }
 }
 
+/**
+ * The board of each underlying as of its last durable clock tick. A tick's `board` event is
+ * published once the tick is durable; the core's board is then that tick's unless a later tick was
+ * already applied (and is not durable yet), in which case the previous durable board stays until
+ * the next publication.
+ */
+export class DurableBoards implements EventSink {
+  private readonly boards = new Map<string, UnderlyingBoard>();
+
+  constructor(private readonly ctx: GatewayContext) {}
+
+  seed(): void {
+    for (const p of this.ctx.exchange.config.linear.perps) {
+      const b = this.ctx.exchange.board.board(p.underlying);
+      if (b !== undefined) this.boards.set(p.underlying, b);
+    }
+  }
+
+  onEvents(events: readonly ExchangeEvent[]): void {
+    for (const e of events) {
+      if (e.type !== 'board') continue;
+      const b = this.ctx.exchange.board.board(e.underlying);
+      if (b !== undefined && b.computedAt === e.at) this.boards.set(e.underlying, b);
+    }
+  }
+
+  board(underlying: string): UnderlyingBoard | undefined {
+    return this.boards.get(underlying);
+  }
+}
+
 /** The registry of board groups, one per underlying. */
 export class BoardViews {
   private readonly groups = new Map<string, BoardGroup>();
-  /** The best bid and ask of an instrument from the durable book mirrors. */
-  private readonly topOfBook: TopOfBook;
+  private readonly boards: DurableBoards;
 
   constructor(
     private readonly hub: StreamHub,
-    clobBooks: BookMirrors,
     private readonly intervalMs: number = BOARD_INTERVAL_MS,
   ) {
-    this.topOfBook = (id) => {
-      const mirror = clobBooks.mirror(id);
-      if (mirror === undefined) return undefined;
-      const price = (side: Side): Fixed | null => {
-        const ticks = mirror.best(side);
-        return Number.isNaN(ticks) ? null : mirror.units.price(ticks);
-      };
-      return { bestBid: () => price(BUY), bestAsk: () => price(SELL) };
-    };
+    this.boards = new DurableBoards(hub.ctx);
+    hub.addSink(this.boards);
   }
 
   join(conn: SseConnection, underlying: string): void {
     let group = this.groups.get(underlying);
     if (group === undefined) {
-      group = new BoardGroup(this.hub, underlying, this.topOfBook, this.intervalMs, () => this.groups.delete(underlying));
+      group = new BoardGroup(this.hub, underlying, this.boards, this.intervalMs, () => this.groups.delete(underlying));
       this.groups.set(underlying, group);
     }
     group.join(conn);

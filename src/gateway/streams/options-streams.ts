@@ -45,7 +45,7 @@ export interface OptionsStreamOptions {
 
 /** `clobBooks`: the CLOB engine's book mirrors, shared with the book stream's spot pairs. */
 export function optionsStreamRoutes(app: TypedApp, hub: StreamHub, clobBooks: BookMirrors, options: OptionsStreamOptions = {}): void {
-  const boards = new BoardViews(hub, clobBooks, options.boardIntervalMs ?? BOARD_INTERVAL_MS);
+  const boards = new BoardViews(hub, options.boardIntervalMs ?? BOARD_INTERVAL_MS);
   const views = new OptionsViews(hub, clobBooks);
   boardStreamRoute(app, hub, boards);
   optionsEventsRoute(app, hub, views);
