@@ -35,6 +35,7 @@ import { formatDecimal, fx, roundTo } from '../core/money.ts';
 import type { MarketMakerConfig } from '../config/market-maker.ts';
 import type { TypedApp } from '../gateway/app.ts';
 import type { GatewayContext } from '../gateway/context.ts';
+import { carryForward } from '../pricing/forward.ts';
 import { ladder, optionQuote, priceString, type Level, type VolView } from './quoting.ts';
 import { Anchors, SentQuotes, type Anchor, type WireLevel } from './requote.ts';
 
@@ -269,16 +270,29 @@ export class MarketMaker {
 
   private async quoteLinear(m: MarketRow, position: number): Promise<void> {
     const path = m.marketType === 'spot' ? '/quotes/bulk' : '/perps/quotes/bulk';
-    const ref = m.marketType === 'spot' ? m.indexPrice : m.markPrice;
+    const now = this.ctx.now();
+    const ref = this.reference(m, now);
     if (ref === null) return this.pull(m.id, path);
     const params = m.marketType === 'spot' ? this.cfg.spot[m.underlying] : this.cfg.perp[m.underlying];
     if (params === undefined) return;
-    const now = this.ctx.now();
-    const anchor = this.anchors.hold(m.id, Number(ref), now, this.cfg.moveBps, this.cfg.linearRefreshMs);
+    const anchor = this.anchors.hold(m.id, ref, now, this.cfg.moveBps, this.cfg.linearRefreshMs);
     const levels = ladder(anchor.price, position, params, Number(m.tickSize));
     const quotes = this.wire(levels, m.priceDecimals, m.sizeDecimals);
     const due = this.sent.due(m.id, quotes, now, this.cfg.linearRefreshMs, fx(m.tickSize), fx(m.stepSize));
     if (due !== null) await this.send(path, m.id, quotes, now);
+  }
+
+  /**
+   * What a linear ladder is centred on: a perp's mark, a spot pair's index, and for a dated future
+   * the index carried to its expiry (`carry`), which its mark then follows; null while unavailable.
+   */
+  private reference(m: MarketRow, now: number): number | null {
+    if (m.marketType === 'perp') return m.markPrice === null ? null : Number(m.markPrice);
+    if (m.indexPrice === null) return null;
+    if (m.marketType === 'spot' || m.expiry === undefined) return Number(m.indexPrice);
+    if (m.markPrice === null) return null;
+    const T = Math.max(Date.parse(m.expiry) - now, 0) / YEAR;
+    return carryForward(Number(m.indexPrice), T, this.cfg.carry[m.underlying] ?? 0);
   }
 
   /** Replaces the maker's ladder on a market (`cancelAll`) and remembers what the book now holds. */
@@ -361,7 +375,10 @@ export class MarketMaker {
     }
   }
 
-  /** Forward per (underlying, expiry): the dated future's mark when quoted, else the index. */
+  /**
+   * Forward per (underlying, expiry): the dated future's mark when it has one — the forward the board
+   * prices that expiry's marks on — else the index.
+   */
   private forwards(markets: MarketRow[]): (underlying: string, expiry: number) => number | null {
     const futures = new Map<string, number>();
     const index = new Map<string, number>();

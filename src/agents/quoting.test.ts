@@ -18,7 +18,7 @@ import {
 
 const LADDER: LadderParams = { firstBps: 2, stepBps: 3, levels: 5, size: 0.25, maxPosition: 25 };
 const VIEW: VolView = { atm: 0.55, skew: -0.18, smile: 0.6, term: 0.04 };
-const OPTION: OptionQuoteParams = { hVolPts: 1, minHalfSpread: 0, size: 0.5, maxPosition: 20 };
+const OPTION: OptionQuoteParams = { hVolPts: 1, minHalfSpread: 0, forwardCoverBps: 15, minTicks: 2, size: 0.5, maxPosition: 20 };
 
 /** x is a whole number of ticks (to float noise). */
 function onTick(x: number, tick: number): boolean {
@@ -80,7 +80,7 @@ describe('ladder', () => {
 });
 
 describe('option quote', () => {
-  test('half-spread = max(tick, hVol x vega) from the maker\'s own vol, and widens with vega', () => {
+  test('half-spread = max(hVol x vega, |delta| x F x cover, minTicks x tick) from the maker\'s own vol', () => {
     const cases: Partial<OptionQuoteInput>[] = [
       { strike: 97_000, T: 30 / 365 }, // ATM: large vega
       { strike: 97_000, T: 120 / 365 }, // longer: larger vega
@@ -91,16 +91,27 @@ describe('option quote', () => {
     for (const c of cases) {
       const input = option(c);
       const sigma = makerVol(VIEW, input.forward, input.strike, input.T);
-      const vega = black76({ F: input.forward, K: input.strike, T: input.T, sigma, type: input.type }).vega;
+      const g = black76({ F: input.forward, K: input.strike, T: input.T, sigma, type: input.type });
       const { half } = optionTheo(input, OPTION);
-      assert.equal(half, Math.max(input.tick, OPTION.hVolPts * vega));
+      const byDelta = (Math.abs(g.delta) * input.forward * OPTION.forwardCoverBps) / 10_000;
+      assert.equal(half, Math.max(OPTION.minTicks * input.tick, OPTION.hVolPts * g.vega, byDelta));
       halves.push(half);
     }
     assert.ok(halves[1]! > halves[0]! && halves[0]! > halves[3]!, `half-spreads ${halves}`);
-    assert.equal(halves[2], 0.1, 'a wing with vega below a tick is quoted a tick wide each side');
+    assert.equal(halves[2], 0.2, 'a wing with vega below a tick is quoted minTicks wide each side');
     // hVol in vol points scales the price half-spread linearly when vega dominates.
     const wide = optionTheo(option(), { ...OPTION, hVolPts: 2 }).half;
     assert.ok(Math.abs(wide - 2 * halves[0]!) < 1e-9);
+  });
+
+  test('a deep in-the-money option is wide enough to hold its mark through a re-anchoring move (10 bp)', () => {
+    // A 2-day call 10 % in the money: delta ~1, vega tiny. Its value moves ~1:1 with the forward.
+    const input = option({ strike: 87_000, T: 2 / 365 });
+    const { theo, half, delta } = optionTheo(input, OPTION);
+    assert.ok(delta > 0.99, `delta ${delta}`);
+    const moved = optionTheo({ ...input, forward: input.forward * (1 + 10 / 10_000) }, OPTION).theo; // optionMoveBps
+    assert.ok(moved - theo <= half + 1e-6, `value moved ${moved - theo}, half-spread ${half}`);
+    assert.ok(half > 100 * input.tick, 'far wider than a few ticks');
   });
 
   test('flat inventory: bid = theo - half and ask = theo + half, rounded outward to the tick', () => {
@@ -153,7 +164,7 @@ describe('option quote', () => {
       assert.ok(side(short, s)[0]! > side(flat, s)[0]!, `short ${s}`);
     }
     const worthless = optionQuote(option({ strike: 200_000, T: 1 / 365 }), OPTION);
-    assert.deepEqual(worthless.map((l) => [l.side, l.price]), [['sell', 0.1]]);
+    assert.deepEqual(worthless.map((l) => [l.side, l.price]), [['sell', OPTION.minTicks * 0.1]]);
   });
 });
 

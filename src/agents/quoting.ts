@@ -6,8 +6,15 @@
  * research/mechanics.md 3.5): theo = Black-76 on the expiry's forward with the maker's OWN volatility
  * view (an ATM level per underlying, a linear skew in log-moneyness, a gentle term structure), so the
  * exchange's fitted surface comes from real book quotes rather than from the exchange's own marks.
- * half-spread = max(tick, hVol × vega + minimum); quotes are skewed against inventory and one side is
- * dropped at the inventory limit. Prices are rounded outward to the tick (bid down, ask up).
+ * half-spread = the largest of hVol × vega + minimum, |delta| × F × forwardCoverBps (the maker
+ * re-prices an expiry only when its forward moved `optionMoveBps`, and the board's marks follow the
+ * forward meanwhile: an in-the-money option's quote must absorb that move on its delta, or the mark
+ * leaves the quote) and `minTicks` ticks; quotes are skewed against inventory and one side is dropped
+ * at the inventory limit. Prices are rounded outward to the tick (bid down, ask up).
+ *
+ * Dated futures: quoted around the maker's forward, the index carried at a configured annual rate
+ * (`carryForward`): F = S·e^(carry·T). The venue's future mark follows its book, so the futures marks
+ * and the options priced off them carry that basis.
  */
 import { formatDecimal, fromFloat } from '../core/money.ts';
 import { black76 } from '../pricing/black76.ts';
@@ -72,6 +79,10 @@ export interface OptionQuoteParams {
   /** Half-spread per unit of vega, in vol points. */
   readonly hVolPts: number;
   readonly minHalfSpread: number;
+  /** Forward move, in basis points, the half-spread absorbs on the option's delta. */
+  readonly forwardCoverBps: number;
+  /** Smallest half-spread in ticks (deep in-the-money options have almost no vega). */
+  readonly minTicks: number;
   readonly size: number;
   readonly maxPosition: number;
 }
@@ -96,7 +107,9 @@ export function optionTheo(
   const sigma = makerVol(input.view, input.forward, input.strike, input.T);
   const g = black76({ F: input.forward, K: input.strike, T: input.T, sigma, type: input.type });
   const { hVolPts, minHalfSpread } = p;
-  const half = optionHalfSpread({ vegaPerVolPt: g.vega, hVolPts, minHalfSpread, tick: input.tick });
+  const byVega = optionHalfSpread({ vegaPerVolPt: g.vega, hVolPts, minHalfSpread, tick: input.tick });
+  const byDelta = (Math.abs(g.delta) * input.forward * p.forwardCoverBps) / 10_000;
+  const half = Math.max(byVega, byDelta, p.minTicks * input.tick);
   return { theo: g.price, delta: g.delta, vega: g.vega, half };
 }
 

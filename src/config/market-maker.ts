@@ -31,6 +31,11 @@ export interface MarketMakerConfig {
   readonly spot: Readonly<Record<string, LadderParams>>;
   readonly option: OptionQuoteParams;
   readonly vol: Readonly<Record<string, VolView>>;
+  /**
+   * Annual carry (continuous) of each underlying's dated futures: the maker quotes a future around
+   * index·e^(carry·T), and prices that expiry's options off the future's mark, which follows.
+   */
+  readonly carry: Readonly<Record<string, number>>;
 }
 
 export const MARKET_MAKER_CONFIG: MarketMakerConfig = {
@@ -61,9 +66,15 @@ export const MARKET_MAKER_CONFIG: MarketMakerConfig = {
     BTC: { firstBps: 5, stepBps: 5, levels: 3, size: 0.1, maxPosition: 40 },
     ETH: { firstBps: 5, stepBps: 5, levels: 3, size: 1.5, maxPosition: 600 },
   },
-  option: { hVolPts: 1, minHalfSpread: 0, size: 0.5, maxPosition: 20 },
+  // forwardCoverBps: an expiry is re-priced when its forward moved optionMoveBps (10), checked once a
+  // cycle, so the board's forward can be a little past it before the maker re-quotes; 15 bp on the
+  // delta keeps the marks inside the quotes (docs/architecture.md "Option board, DVOL").
+  option: { hVolPts: 1, minHalfSpread: 0, forwardCoverBps: 15, minTicks: 2, size: 0.5, maxPosition: 20 },
   vol: {
     BTC: { atm: 0.55, skew: -0.18, smile: 0.6, term: 0.04 },
     ETH: { atm: 0.7, skew: -0.2, smile: 0.7, term: 0.05 },
   },
+  // A USD rate plus a typical crypto basis; at 5 % a year a three-month future trades ~1.25 % over
+  // the index.
+  carry: { BTC: 0.05, ETH: 0.05 },
 };

@@ -24,7 +24,10 @@ export const MARK_SETTINGS = {
   clampBps: 500,
   perpBasisTauMs: 150_000,
   perpLocalMedianTauMs: 30_000,
-  futureBasisTauMs: 600_000,
+  // 30 s, as Deribit's futures mark (index + EMA30s of the basis): a dated future's book carries its
+  // cost of carry, and the options of that expiry are priced off this mark, so it must reach the book
+  // within a minute or two of a fresh start, not over half an hour (docs/architecture.md "Prices").
+  futureBasisTauMs: 30_000,
   settlementWindowMs: 30 * 60_000,
 } as const;
 
