@@ -5,7 +5,8 @@
  * sequencer) -> response schema serialisation. Every failure on the way becomes the
  * `{ error, message }` envelope with the status decisions.md assigns to its code.
  *
- * Server limits are explicit (research/reliability.md 5.6: Fastify's own timeouts are unlimited).
+ * Server limits are explicit (research/reliability.md 5.6: Fastify's own timeouts are unlimited), and
+ * so are the open TCP connections, in all and per client address (connection-limits.ts).
  */
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -27,6 +28,7 @@ import type { Settings } from '../config/env.ts';
 import { ApiError, apiError, type ErrorBody } from './errors.ts';
 import { createAccessCheck, createIdentityResolver, type Access, type IdentityDeps } from './auth/identity.ts';
 import { clientErrorHandler } from './client-error.ts';
+import { ConnectionLimiter } from './connection-limits.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { strictValidatorCompiler } from './validation.ts';
 import { openApiDocument } from './openapi.ts';
@@ -34,8 +36,22 @@ import { NoQuery } from './schemas/common.ts';
 
 export const SERVER_LIMITS = {
   bodyLimitBytes: 256 * 1024,
-  requestTimeoutMs: 30_000,
+  /**
+   * A request's line and headers must arrive within this of its first byte (of the connection, for
+   * its first request), the whole request, body included, within `requestTimeoutMs`; else 408 and
+   * the connection closed (client-error.ts). Neither bounds a response: a stream, whose request is
+   * complete, runs on. An idle keep-alive connection between requests is `keepAliveTimeoutMs`'s.
+   */
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  /**
+   * How often Node looks for requests past those timeouts (its default, 30 s, let a slow-header
+   * client hold its socket 36 s before its 408): they are enforced within this much.
+   */
+  connectionsCheckingIntervalMs: 1_000,
+  /** A connection on which nothing is read or written for this long is closed. */
   connectionTimeoutMs: 60_000,
+  /** A keep-alive connection idle between requests is closed after this (it counts against the connection caps meanwhile). */
   keepAliveTimeoutMs: 72_000,
   maxParamLength: 200,
   /** All request headers together (Node's default, stated): more is refused 431 by the parser. */
@@ -72,7 +88,12 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
     routerOptions: { maxParamLength: SERVER_LIMITS.maxParamLength },
     trustProxy: settings.trustProxy.length > 0 ? [...settings.trustProxy] : false,
     return503OnClosing: true,
-    http: { maxHeaderSize: SERVER_LIMITS.maxHeaderBytes },
+    http: {
+      maxHeaderSize: SERVER_LIMITS.maxHeaderBytes,
+      headersTimeout: SERVER_LIMITS.headersTimeoutMs,
+      requestTimeout: SERVER_LIMITS.requestTimeoutMs,
+      connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs,
+    },
     // Requests the HTTP parser refuses never reach a hook or the error handler (client-error.ts).
     clientErrorHandler: clientErrorHandler(limiter, SERVER_LIMITS, (): FastifyBaseLogger => app.log),
     // Router-level refusals (a malformed %-escape, an over-long path parameter) skip the hooks and
@@ -83,6 +104,8 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
       limiter.hook()(req as FastifyRequest, reply as FastifyReply).then(() => send(error), send);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  const connections = new ConnectionLimiter(settings.connections, settings.trustProxy, (message, detail) => app.log.warn(detail, message));
+  connections.attach(app.server);
 
   app.setValidatorCompiler(strictValidatorCompiler);
   app.removeContentTypeParser('text/plain');
