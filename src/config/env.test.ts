@@ -1,6 +1,9 @@
 /** Settings from the environment: defaults, and a bad value stops the service naming the variable. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadSettings } from './env.ts';
 
 test('group-commit settings: defaults and explicit values', () => {
@@ -50,4 +53,41 @@ test('history retention of orders that ended without a fill: defaults, explicit 
       assert.throws(() => loadSettings({ [name]: raw }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(name), `${name}=${raw}`);
     }
   }
+});
+
+test('TCP connection caps: defaults above the stream caps, raised with them, a value at or below them refused', () => {
+  assert.deepEqual(loadSettings({}).connections, { maxTotal: 20_000, maxPerAddress: 1000 });
+  assert.deepEqual(loadSettings({ MAX_CONNECTIONS: '500', MAX_CONNECTIONS_PER_IP: '50', SSE_MAX_CONNECTIONS: '100', SSE_MAX_PER_IP: '10' }).connections, {
+    maxTotal: 500,
+    maxPerAddress: 50,
+  });
+  assert.deepEqual(loadSettings({ SSE_MAX_CONNECTIONS: '15000', SSE_MAX_PER_IP: '1100' }).connections, { maxTotal: 30_000, maxPerAddress: 1500 });
+  for (const [env, name] of [
+    [{ MAX_CONNECTIONS_PER_IP: '600' }, 'MAX_CONNECTIONS_PER_IP (600) must be above SSE_MAX_PER_IP (600)'],
+    [{ MAX_CONNECTIONS: '10000' }, 'MAX_CONNECTIONS (10000) must be above SSE_MAX_CONNECTIONS (10000)'],
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS must be between'],
+    [{ MAX_CONNECTIONS_PER_IP: '1k' }, 'MAX_CONNECTIONS_PER_IP must be a whole number'],
+  ] as const) {
+    assert.throws(() => loadSettings(env), (e: unknown) => e instanceof ConfigError && e.message.startsWith(name), JSON.stringify(env));
+  }
+});
+
+test('secrets from the environment or a file; address and sign-in budgets', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'env-secrets-'));
+  const file = join(dir, 'jwt');
+  writeFileSync(file, 'a-secret-from-a-file-of-at-least-thirty-two-bytes\n');
+  assert.equal(loadSettings({ JWT_SECRET_FILE: file }).jwtSecret, 'a-secret-from-a-file-of-at-least-thirty-two-bytes');
+  assert.throws(() => loadSettings({ JWT_SECRET_FILE: file, JWT_SECRET: 'x'.repeat(40) }), /JWT_SECRET or JWT_SECRET_FILE, not both/);
+  assert.throws(() => loadSettings({ JWT_SECRET_FILE: join(dir, 'missing') }), (e: Error) => e instanceof ConfigError && /cannot read/.test(e.message));
+  const key = `0x${'Ab'.repeat(32)}`;
+  writeFileSync(join(dir, 'maker'), `${key}\n`);
+  assert.equal(loadSettings({ MARKET_MAKER_KEY_FILE: join(dir, 'maker') }).marketMakerKey, key.toLowerCase());
+  assert.equal(loadSettings({ MARKET_MAKER_KEY: 'cd'.repeat(32) }).marketMakerKey, `0x${'cd'.repeat(32)}`);
+  assert.throws(() => loadSettings({ MARKET_MAKER_KEY: '0x1234' }), /MARKET_MAKER_KEY must be a private key/);
+  assert.equal(loadSettings({}).marketMakerKey, null);
+  const defaults = loadSettings({}).rateLimit;
+  assert.equal(defaults.addressPerWindow, 5000);
+  assert.equal(defaults.signInsPerHour, 60);
+  assert.equal(loadSettings({ RATE_LIMIT_IP: '12', RATE_LIMIT_SIGNIN_PER_HOUR: '3' }).rateLimit.signInsPerHour, 3);
+  assert.throws(() => loadSettings({ RATE_LIMIT_IP: '0' }), /RATE_LIMIT_IP must be between/);
 });

@@ -4,10 +4,11 @@
  * start, and a bad one stops the service with a message naming the variable: a typo must never
  * silently fall back to a default in production.
  *
- * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*, JOURNAL_*, SNAPSHOT_*, HISTORY_*) are additive and documented in
+ * Names beyond decisions.md (TRUST_PROXY, LOG_LEVEL, RATE_LIMIT_*, JOURNAL_*, SNAPSHOT_*, HISTORY_*, *_FILE,
+ * MARKET_MAKER_KEY) are additive and documented in
  * the README's configuration table.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 export interface Settings {
   readonly port: number;
@@ -15,8 +16,10 @@ export interface Settings {
   readonly dataDir: string;
   readonly publicOrigin: string;
   readonly chainId: number;
-  /** Explicit secret; when absent one is generated and kept under DATA_DIR. */
+  /** Session signing secret from JWT_SECRET or JWT_SECRET_FILE; when absent one is generated and kept under DATA_DIR. */
   readonly jwtSecret: string | null;
+  /** The reference market maker's private key (0x + 64 hex) from MARKET_MAKER_KEY(_FILE); else generated and kept under DATA_DIR. */
+  readonly marketMakerKey: `0x${string}` | null;
   /** Enables /admin/* when set. */
   readonly adminToken: string | null;
   readonly feed: 'simulated' | 'push';
@@ -36,6 +39,10 @@ export interface Settings {
     readonly anonymousPerWindow: number;
     readonly accountPerWindow: number;
     readonly orderActionsPerWindow: number;
+    /** Every request of a client address (IPv6: /64), signed in or not, beside its account's budget. */
+    readonly addressPerWindow: number;
+    /** New sessions (SIWE sign-ins) per client address per hour. */
+    readonly signInsPerHour: number;
   };
   /** SSE heartbeat period (about 15 s per the contract; tests shorten it). */
   readonly heartbeatMs: number;
@@ -47,6 +54,11 @@ export interface Settings {
     readonly maxOptionStreamsPerAccount: number;
     readonly maxBufferBytes: number;
     readonly authRecheckMs: number;
+  };
+  /** Open TCP connections (gateway/connection-limits.ts): in all, and per client address (IPv6: /64; TRUST_PROXY peers excepted). */
+  readonly connections: {
+    readonly maxTotal: number;
+    readonly maxPerAddress: number;
   };
   /** An index input older than this is unavailable (no index, no mark). */
   readonly indexMaxAgeMs: number;
@@ -95,9 +107,13 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function loadSettings(env: Env = readEnv()): Settings {
   const port = int(env, 'PORT', 8080, 0, 65535);
   const publicOrigin = origin(env.PUBLIC_ORIGIN ?? `http://localhost:${port}`);
-  const jwtSecret = env.JWT_SECRET ?? null;
+  const jwtSecret = secret(env, 'JWT_SECRET');
   if (jwtSecret !== null && Buffer.byteLength(jwtSecret) < 32) {
     throw new ConfigError('JWT_SECRET must be at least 32 bytes (RFC 8725 3.5: HMAC keys need real entropy)');
+  }
+  const makerKey = secret(env, 'MARKET_MAKER_KEY');
+  if (makerKey !== null && !/^(0x)?[0-9a-fA-F]{64}$/.test(makerKey)) {
+    throw new ConfigError('MARKET_MAKER_KEY must be a private key of 32 bytes in hex (64 hex digits, optionally 0x-prefixed)');
   }
   const adminToken = env.ADMIN_TOKEN ?? null;
   if (adminToken !== null && adminToken.length < 16) throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
@@ -111,6 +127,14 @@ export function loadSettings(env: Env = readEnv()): Settings {
   if (fundingIntervalMs < 10 * tickMs) {
     throw new ConfigError(`FUNDING_INTERVAL_MS (${fundingIntervalMs}) must be at least 10 × TICK_MS (${tickMs})`);
   }
+  const streams = {
+    maxConnections: int(env, 'SSE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    maxPerIp: int(env, 'SSE_MAX_PER_IP', 600, 1, 1_000_000),
+    maxPerAccount: int(env, 'SSE_MAX_PER_ACCOUNT', 20, 1, 1_000_000),
+    maxOptionStreamsPerAccount: int(env, 'SSE_MAX_OPTION_STREAMS_PER_ACCOUNT', 500, 1, 1_000_000),
+    maxBufferBytes: int(env, 'SSE_MAX_BUFFER_BYTES', 262_144, 1024, 67_108_864),
+    authRecheckMs: int(env, 'SSE_AUTH_RECHECK_MS', 1000, 50, 60_000),
+  };
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -118,6 +142,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
     publicOrigin,
     chainId: int(env, 'CHAIN_ID', 1, 1, 2 ** 53 - 1),
     jwtSecret,
+    marketMakerKey: makerKey === null ? null : `0x${makerKey.replace(/^0x/, '').toLowerCase()}`,
     adminToken,
     feed,
     marketMaker: oneOf(env, 'MARKET_MAKER', ['on', 'off'] as const, 'on') === 'on',
@@ -133,16 +158,12 @@ export function loadSettings(env: Env = readEnv()): Settings {
       anonymousPerWindow: int(env, 'RATE_LIMIT_ANONYMOUS', 200, 1, 1e9),
       accountPerWindow: int(env, 'RATE_LIMIT_ACCOUNT', 1000, 1, 1e9),
       orderActionsPerWindow: int(env, 'RATE_LIMIT_ORDERS', 1000, 1, 1e9),
+      addressPerWindow: int(env, 'RATE_LIMIT_IP', 5000, 1, 1e9),
+      signInsPerHour: int(env, 'RATE_LIMIT_SIGNIN_PER_HOUR', 60, 1, 1e9),
     },
     heartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 10, 600_000),
-    streams: {
-      maxConnections: int(env, 'SSE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
-      maxPerIp: int(env, 'SSE_MAX_PER_IP', 600, 1, 1_000_000),
-      maxPerAccount: int(env, 'SSE_MAX_PER_ACCOUNT', 20, 1, 1_000_000),
-      maxOptionStreamsPerAccount: int(env, 'SSE_MAX_OPTION_STREAMS_PER_ACCOUNT', 500, 1, 1_000_000),
-      maxBufferBytes: int(env, 'SSE_MAX_BUFFER_BYTES', 262_144, 1024, 67_108_864),
-      authRecheckMs: int(env, 'SSE_AUTH_RECHECK_MS', 1000, 50, 60_000),
-    },
+    streams,
+    connections: connectionLimits(env, streams),
     indexMaxAgeMs: int(env, 'INDEX_MAX_AGE_MS', 10_000, 100, 86_400_000),
     tickMs,
     clockMaxStepMs: int(env, 'CLOCK_MAX_STEP_MS', 60_000, 100, 86_400_000),
@@ -163,6 +184,45 @@ export function loadSettings(env: Env = readEnv()): Settings {
       unfilledQuoteRetentionMs: int(env, 'HISTORY_UNFILLED_QUOTE_RETENTION_MS', 3_600_000, 1000, 3650 * 86_400_000),
     },
   };
+}
+
+/**
+ * A secret from `NAME` or from the file `NAME_FILE` names (one of the two; the file's trailing newline
+ * dropped), or null when neither is set. A file keeps the secret out of the process environment.
+ */
+function secret(env: Env, name: string): string | null {
+  const direct = env[name];
+  const file = env[`${name}_FILE`];
+  if (direct !== undefined && direct !== '' && file !== undefined && file !== '') {
+    throw new ConfigError(`set ${name} or ${name}_FILE, not both`);
+  }
+  if (file === undefined || file === '') return direct === undefined || direct === '' ? null : direct;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  const value = text.replace(/\r?\n$/, '');
+  if (value === '') throw new ConfigError(`${name}_FILE: ${file} is empty`);
+  return value;
+}
+
+/**
+ * TCP connection caps. Every stream holds a connection, so each must stay above its stream cap with
+ * room for requests: by default 20,000 in all and 1,000 per address, raised with the stream caps
+ * (2 × SSE_MAX_CONNECTIONS, SSE_MAX_PER_IP + 400); a value at or below its stream cap is refused.
+ */
+function connectionLimits(env: Env, streams: { maxConnections: number; maxPerIp: number }): Settings['connections'] {
+  const maxTotal = int(env, 'MAX_CONNECTIONS', Math.max(20_000, 2 * streams.maxConnections), 1, 10_000_000);
+  const maxPerAddress = int(env, 'MAX_CONNECTIONS_PER_IP', Math.max(1000, streams.maxPerIp + 400), 1, 10_000_000);
+  if (maxTotal <= streams.maxConnections) {
+    throw new ConfigError(`MAX_CONNECTIONS (${maxTotal}) must be above SSE_MAX_CONNECTIONS (${streams.maxConnections}): every stream holds a connection`);
+  }
+  if (maxPerAddress <= streams.maxPerIp) {
+    throw new ConfigError(`MAX_CONNECTIONS_PER_IP (${maxPerAddress}) must be above SSE_MAX_PER_IP (${streams.maxPerIp}): every stream holds a connection`);
+  }
+  return { maxTotal, maxPerAddress };
 }
 
 function readEnv(): Env {

@@ -13,6 +13,10 @@ import { createSiweMessage } from 'viem/siwe';
 import { loadSettings, type Settings } from '../../src/config/env.ts';
 import { createService, type Service } from '../../src/service.ts';
 
+// Tests prepare data folders themselves (a journal written before a spawned service reads it, a
+// copied folder): they write them as the service does, private to the user (adapters/store/data-dir.ts).
+process.umask(0o077);
+
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const PUBLIC_ORIGIN = 'http://exchange.test';
 
@@ -26,7 +30,10 @@ export interface TestService {
 
 /**
  * The settings every test and benchmark service runs with (simulated chain with fast blocks and
- * two confirmations, admin token, market maker off, warnings only), on `dataDir` and `port`.
+ * two confirmations, admin token, market maker off, warnings only), on `dataDir` and `port`. Every
+ * test client connects from 127.0.0.1, standing for many traders on many addresses: the per-address
+ * ceilings (RATE_LIMIT_IP, RATE_LIMIT_SIGNIN_PER_HOUR) are lifted here, and the tests of those
+ * ceilings set them low.
  */
 export function testServiceEnv(dataDir: string, port: number | string): Record<string, string> {
   return {
@@ -39,6 +46,8 @@ export function testServiceEnv(dataDir: string, port: number | string): Record<s
     DEPOSIT_CONFIRMATIONS: '2',
     LOG_LEVEL: 'warn',
     MARKET_MAKER: 'off',
+    RATE_LIMIT_IP: '1000000000',
+    RATE_LIMIT_SIGNIN_PER_HOUR: '1000000000',
   };
 }
 
