@@ -2,8 +2,9 @@
  * Process entry point: `npm start`. Reads settings, builds the service, listens, and shuts down
  * cleanly on SIGINT/SIGTERM (everything acknowledged is already durable, so a kill -9 is safe too).
  */
+import { DataDirError } from './adapters/store/data-dir.ts';
 import { ConfigError, loadSettings } from './config/env.ts';
-import { createService } from './service.ts';
+import { createService, type Service } from './service.ts';
 
 async function main(): Promise<void> {
   let settings;
@@ -16,7 +17,16 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const service = await createService(settings);
+  let service: Service;
+  try {
+    service = await createService(settings);
+  } catch (error) {
+    if (error instanceof DataDirError) {
+      console.error(`data folder refused: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
   let address: string;
   try {
     address = await service.listen();

@@ -65,6 +65,9 @@ interface ApiKeyRow {
   revoked_at: number | null;
 }
 
+/** The `secrets` row holding the session signing secret when JWT_SECRET(_FILE) is not set. */
+export const SESSION_SECRET = 'jwt';
+
 export class AuthStore {
   private readonly s;
 
@@ -88,6 +91,8 @@ export class AuthStore {
       pruneSessions: db.prepare('DELETE FROM revoked_sessions WHERE expires_at <= ?'),
       getSecret: db.prepare('SELECT value FROM secrets WHERE name = ?'),
       putSecret: db.prepare('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)'),
+      replaceSecret: db.prepare('INSERT OR REPLACE INTO secrets (name, value) VALUES (?, ?)'),
+      clearRevokedSessions: db.prepare('DELETE FROM revoked_sessions'),
     };
   }
 
@@ -151,6 +156,22 @@ export class AuthStore {
     this.s.pruneSessions.run(now);
     const rows = this.s.revokedSessions.all(now) as { jti: string; expires_at: number }[];
     return new Map(rows.map((r) => [r.jti, r.expires_at]));
+  }
+
+  /** Forgets revocations of tokens that have expired by `now` (they are refused as expired anyway). */
+  pruneRevokedSessions(now: number): void {
+    this.s.pruneSessions.run(now);
+  }
+
+  /**
+   * Replaces the session signing secret: every token signed with the old one stops verifying, so
+   * every session ends and the revocation list has nothing left to refuse.
+   */
+  rotateSessionSecret(value: Buffer): void {
+    this.db.transaction(() => {
+      this.s.replaceSecret.run(SESSION_SECRET, value);
+      this.s.clearRevokedSessions.run();
+    })();
   }
 
   /** A named secret, created by `make` the first time and kept from then on. */

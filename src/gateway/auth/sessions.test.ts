@@ -227,4 +227,24 @@ describe('revocation', () => {
     assert.equal(await restarted.verify(token), null);
     assert.equal((await restarted.verify(kept.token))?.address, ADDRESS);
   });
+
+  test('prune forgets revocations once their token expired, in memory and in the store; live ones stay', async () => {
+    now = T0;
+    const live = sessions();
+    const early = await live.issue(ADDRESS);
+    now = T0 + 3_600_000;
+    const late = await live.issue(ADDRESS);
+    live.revoke((await live.verify(early.token))!);
+    live.revoke((await live.verify(late.token))!);
+    const count = () => (db.prepare('SELECT COUNT(*) AS n FROM revoked_sessions WHERE jti IN (?, ?)').get(
+      decode(parts(early.token)[1]).jti, decode(parts(late.token)[1]).jti) as { n: number }).n;
+    assert.equal(count(), 2);
+    now = T0 + SESSION_TTL_MS + 1_000; // the first token has expired, the second not yet
+    assert.ok(live.revokedCount() >= 2);
+    live.prune();
+    assert.equal(live.revokedCount(), 1, 'only the revocation of the token still live is kept');
+    assert.equal(count(), 1);
+    assert.equal(await live.verify(late.token), null, 'a live revoked token is still refused');
+    assert.equal(await live.verify(early.token), null, 'an expired token is refused as expired');
+  });
 });

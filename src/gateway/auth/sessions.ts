@@ -5,7 +5,8 @@
  * accepts tokens without exp unless told otherwise, research/stack.md 2.4).
  *
  * Logout revokes the token's id (jti) until the token would have expired anyway; revocations are
- * kept in SQLite and in memory, so a logged-out token is refused after a restart too.
+ * kept in SQLite and in memory, so a logged-out token is refused after a restart too, and `prune`
+ * (the service calls it every minute) forgets those whose token has expired, in both.
  *
  * Verified tokens are cached (bounded) because jose's WebCrypto verify costs ~0.25 ms, which
  * would otherwise dominate authenticated request cost.
@@ -88,6 +89,19 @@ export class Sessions {
     } catch {
       return null;
     }
+  }
+
+  /** Forgets revocations and cached sessions whose token has expired by now. */
+  prune(): void {
+    const now = this.now();
+    for (const [jti, expiresAt] of this.revoked) if (expiresAt <= now) this.revoked.delete(jti);
+    for (const [token, session] of this.cache) if (session.expiresAt <= now) this.cache.delete(token);
+    this.store.pruneRevokedSessions(now);
+  }
+
+  /** Revocations held in memory (for tests and the health of the prune). */
+  revokedCount(): number {
+    return this.revoked.size;
   }
 
   revoke(session: Session): void {
