@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { SimulatedChain } from './adapters/chain/simulated-chain.ts';
-import { AuthStore } from './adapters/store/auth-store.ts';
+import { AuthStore, SESSION_SECRET } from './adapters/store/auth-store.ts';
+import { preparePrivateDataDir } from './adapters/store/data-dir.ts';
 import { openDatabase } from './adapters/store/database.ts';
 import { Journal } from './adapters/store/journal.ts';
 import { historyProjectors } from './adapters/store/projections/index.ts';
@@ -23,6 +24,8 @@ import { ApiKeys } from './gateway/auth/api-keys.ts';
 import { Sessions } from './gateway/auth/sessions.ts';
 import { SiweVerifier } from './gateway/auth/siwe.ts';
 import type { GatewayContext } from './gateway/context.ts';
+import { proxyWarning } from './gateway/proxy-warning.ts';
+import { SignInThrottle } from './gateway/rate-limit.ts';
 import { adminRoutes } from './gateway/routes/admin.ts';
 import { apiKeyRoutes } from './gateway/routes/api-keys.ts';
 import { authRoutes } from './gateway/routes/auth.ts';
@@ -76,6 +79,9 @@ export interface ServiceOptions {
 }
 
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
+  // Everything the service writes is private to its user (adapters/store/data-dir.ts).
+  process.umask(0o077);
+  preparePrivateDataDir(settings.dataDir);
   const dbPath = join(settings.dataDir, 'exchange.sqlite');
   const db = openDatabase(dbPath);
   // This connection migrates, replays and serves history reads; the journal worker writes.
@@ -117,12 +123,13 @@ export async function createService(settings: Settings, options: ServiceOptions 
     asset: 'USDC',
     blockMs: settings.chainBlockMs,
   });
-  const secret = settings.jwtSecret !== null ? Buffer.from(settings.jwtSecret) : authStore.secret('jwt', () => randomBytes(32));
+  const secret = settings.jwtSecret !== null ? Buffer.from(settings.jwtSecret) : authStore.secret(SESSION_SECRET, () => randomBytes(32));
   const sessions = new Sessions(authStore, secret, settings.publicOrigin);
   const apiKeys = new ApiKeys(authStore);
   const siwe = new SiweVerifier(authStore, settings);
   const ctx: GatewayContext = {
-    settings, sequencer, exchange, history: { wallet: walletHistory, trading: tradingHistory, market: marketHistory }, siwe, sessions, apiKeys, chain, simulatedChain: chain, startedAt: performance.now(),
+    settings, sequencer, exchange, history: { wallet: walletHistory, trading: tradingHistory, market: marketHistory }, siwe, sessions, apiKeys,
+    signIns: new SignInThrottle(settings.rateLimit.signInsPerHour), chain, simulatedChain: chain, startedAt: performance.now(),
     now: () => clock.now(),
     clockSkewMs: () => (clock instanceof SteadyClock ? clock.skewMs : 0),
   };
@@ -133,6 +140,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     gate: startupGate(startup, () => healthFields(ctx)),
     identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
   });
+  app.addHook('onRequest', proxyWarning(settings.trustProxy, (message) => app?.log.warn(message)));
   durableReads(app, ctx);
   healthRoutes(app, ctx);
   authRoutes(app, ctx);
@@ -173,10 +181,13 @@ export async function createService(settings: Settings, options: ServiceOptions 
 
   let feed: SimulatedFeed | null = null;
   const ticker = new Ticker(sequencer, settings.tickMs, (e) => app?.log.error({ err: e }, 'tick failed'));
-  const makerKey = authStore.secret('market-maker-key', () => randomBytes(32)).toString('hex');
+  const makerKey = settings.marketMakerKey ?? `0x${authStore.secret('market-maker-key', () => randomBytes(32)).toString('hex')}` as const;
   const maker = settings.marketMaker
-    ? new MarketMaker(app, ctx, MARKET_MAKER_CONFIG, `0x${makerKey}`, (message, detail) => app?.log.warn({ detail }, message))
+    ? new MarketMaker(app, ctx, MARKET_MAKER_CONFIG, makerKey, (message, detail) => app?.log.warn({ detail }, message))
     : null;
+  // Revocations of expired tokens are dropped once a minute (sessions.ts), in memory and in SQLite.
+  const sessionPrune = setInterval(() => sessions.prune(), 60_000);
+  sessionPrune.unref();
 
   return {
     app,
@@ -206,6 +217,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       await maker?.stop(); // its requests in flight are answered before the gateway and journal close
       feed?.stop();
       ticker.stop();
+      clearInterval(sessionPrune);
       chain.stop();
       streams.close();
       await app.close();

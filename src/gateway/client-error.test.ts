@@ -10,14 +10,14 @@ import type { ConnectionError, FastifyBaseLogger } from 'fastify';
 import { clientErrorBody, clientErrorHandler } from './client-error.ts';
 import { RateLimiter } from './rate-limit.ts';
 
-const limits = { maxHeaderBytes: 16 * 1024, requestTimeoutMs: 30_000 };
-const limiter = new RateLimiter({ windowMs: 10_000, anonymousPerWindow: 5, accountPerWindow: 5, orderActionsPerWindow: 5 });
+const limits = { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 5_000, requestTimeoutMs: 30_000 };
+const limiter = new RateLimiter({ windowMs: 10_000, anonymousPerWindow: 5, accountPerWindow: 5, orderActionsPerWindow: 5, addressPerWindow: 1_000_000 });
 const silent = { debug: () => {} } as unknown as FastifyBaseLogger;
 
 test('a request not received within the request timeout is 408 VALIDATION_ERROR', () => {
   assert.deepEqual(clientErrorBody({ code: 'ERR_HTTP_REQUEST_TIMEOUT' }, limits), {
     status: 408,
-    body: { error: 'VALIDATION_ERROR', message: 'request not received within 30 s' },
+    body: { error: 'VALIDATION_ERROR', message: 'request not received in time (headers within 5 s, the whole request within 30 s)' },
   });
 });
 

@@ -15,6 +15,7 @@ import type { RateLimiter } from './rate-limit.ts';
 
 export interface ClientErrorLimits {
   readonly maxHeaderBytes: number;
+  readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
 }
 
@@ -50,7 +51,13 @@ export function clientErrorBody(error: Pick<ConnectionError, 'code'>, limits: Cl
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, body: { error: 'VALIDATION_ERROR', message: `request headers exceed ${limits.maxHeaderBytes} bytes` } };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, body: { error: 'VALIDATION_ERROR', message: `request not received within ${limits.requestTimeoutMs / 1000} s` } };
+      return {
+        status: 408,
+        body: {
+          error: 'VALIDATION_ERROR',
+          message: `request not received in time (headers within ${limits.headersTimeoutMs / 1000} s, the whole request within ${limits.requestTimeoutMs / 1000} s)`,
+        },
+      };
     default:
       return { status: 400, body: { error: 'VALIDATION_ERROR', message: 'malformed HTTP request' } };
   }

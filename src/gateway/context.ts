@@ -15,6 +15,7 @@ import type { Sequencer } from '../runtime/sequencer.ts';
 import type { ApiKeys } from './auth/api-keys.ts';
 import type { Sessions } from './auth/sessions.ts';
 import type { SiweVerifier } from './auth/siwe.ts';
+import type { SignInThrottle } from './rate-limit.ts';
 import { reject } from '../core/errors.ts';
 import { fail } from './errors.ts';
 
@@ -34,6 +35,8 @@ export interface GatewayContext {
   readonly siwe: SiweVerifier;
   readonly sessions: Sessions;
   readonly apiKeys: ApiKeys;
+  /** New sessions per client address per hour (rate-limit.ts). */
+  readonly signIns: SignInThrottle;
   readonly chain: ChainPort;
   /** Present when the embedded simulated chain is in use (admin deposit and reorg act on it). */
   readonly simulatedChain: SimulatedChain | null;

@@ -40,12 +40,16 @@ EIP-4361 message for this origin and chain; the session JWT (7 days) comes back 
 the httpOnly \`session\` cookie, and is also accepted as \`Authorization: Bearer\`. \`POST /auth/logout\`
 revokes it. API keys (\`x-api-key\`) are made from a session; scope \`read\` covers market data and
 account reads, \`trade\` adds order actions. Key management and money movement (wallet) need a session.
-Cookie-authenticated state changes from another \`Origin\` are refused (403).
+A request that sends the session cookie and changes state (on any route, \`POST /auth/logout\` included)
+from another \`Origin\` is refused (403).
 
 **Rate limits.** Fixed 10-second windows: 200 requests per IP for anonymous clients, 1,000 per account
-(shared by its sessions and keys), and order actions on a separate per-account budget. Every response
-carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (whole seconds until the
-window resets); over budget is 429 \`RATE_LIMITED\` with \`Retry-After\`.
+(shared by its sessions and keys), order actions on a separate per-account budget, and 5,000 per
+client address for all its requests, signed in or not (its accounts together); 60 new sessions per
+address per hour. Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
+\`X-RateLimit-Reset\` (whole seconds until the window resets); over budget is 429 \`RATE_LIMITED\` with
+\`Retry-After\` and \`X-RateLimit-Budget\` naming the budget that ran out (\`anonymous\`, \`account\`,
+\`orders\`, \`address\`, \`sign-in\`).
 
 **Streams.** Server-Sent Events (\`text/event-stream\`). A stream opens with \`event: snapshot\`, then
 sends \`update\` or \`delta\` frames with diffs only, each \`{ eventId, eventType, eventSeq, engineTs, sourceTs,

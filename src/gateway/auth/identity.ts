@@ -13,10 +13,15 @@
  * Missing, expired or revoked credentials are 401 UNAUTHENTICATED; a key used from an address
  * outside its `allowedIps` is 403 IP_NOT_ALLOWED.
  *
- * CSRF: a cookie-authenticated request that changes state must not come from another origin
- * (`Origin` other than PUBLIC_ORIGIN is 403); bodies must be JSON (text/plain is not parsed).
+ * CSRF: a request that presents the session cookie (and no Bearer token or API key) and changes
+ * state must not come from another origin (`Origin` other than PUBLIC_ORIGIN is 403), whatever the
+ * route's tier: public ones too (a sibling site must not sign a user out); bodies must be JSON
+ * (text/plain is not parsed).
+ *
+ * The admin token is compared as SHA-256 digests in constant time: comparing the tokens themselves
+ * would leak their length through timing.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../../adapters/store/auth-store.ts';
 import { ApiError, apiError } from '../errors.ts';
@@ -77,6 +82,12 @@ export function createIdentityResolver(deps: IdentityDeps) {
 export function createAccessCheck(deps: IdentityDeps) {
   return async function checkAccess(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const access = req.routeOptions.config.access ?? 'public';
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.headers['x-api-key'] === undefined && presentedSession(req)?.fromCookie === true) {
+      const origin = req.headers.origin;
+      if (origin !== undefined && origin !== deps.publicOrigin) {
+        throw apiError('FORBIDDEN', `cross-origin request from ${origin} refused`);
+      }
+    }
     if (access === 'public') return;
     if (access === 'admin') return checkAdmin(req, deps.adminToken);
     const id = req.identity;
@@ -87,12 +98,6 @@ export function createAccessCheck(deps: IdentityDeps) {
         throw apiError('INSUFFICIENT_SCOPE', 'this endpoint needs an API key with scope "trade"');
       }
       return;
-    }
-    if (id.fromCookie && req.method !== 'GET' && req.method !== 'HEAD') {
-      const origin = req.headers.origin;
-      if (origin !== undefined && origin !== deps.publicOrigin) {
-        throw apiError('FORBIDDEN', `cross-origin request from ${origin} refused`);
-      }
     }
   };
 }
@@ -119,8 +124,8 @@ function bearerToken(req: FastifyRequest): string | undefined {
 
 function checkAdmin(req: FastifyRequest, adminToken: string | null): void {
   const header = req.headers.authorization ?? '';
-  const presented = Buffer.from(/^bearer /i.test(header) ? header.slice(7) : '');
-  const expected = Buffer.from(adminToken ?? '');
-  const same = presented.length === expected.length && expected.length > 0 && timingSafeEqual(presented, expected);
+  const presented = /^bearer /i.test(header) ? header.slice(7) : '';
+  const digest = (token: string) => createHash('sha256').update(token).digest();
+  const same = adminToken !== null && adminToken.length > 0 && timingSafeEqual(digest(presented), digest(adminToken));
   if (!same) throw apiError('UNAUTHENTICATED', 'admin token required');
 }

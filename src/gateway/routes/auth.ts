@@ -44,6 +44,7 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
     schema: {
       tags: ['auth'],
       summary: 'Verify a signed EIP-4361 message and open a 7-day session',
+      description: 'At most RATE_LIMIT_SIGNIN_PER_HOUR new sessions (default 60) per client address per hour; beyond that 429 RATE_LIMITED with X-RateLimit-Budget: sign-in.',
       body: Type.Object(
         { message: Type.String({ maxLength: 4096 }), signature: Type.String({ maxLength: 200 }) },
         { additionalProperties: false },
@@ -53,7 +54,9 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
       }, [400, 401, 429]),
     },
   }, async (req, reply) => {
+    ctx.signIns.check(req.ip, reply);
     const address = await ctx.siwe.verify(req.body.message, req.body.signature);
+    ctx.signIns.count(req.ip);
     const { token, expiresAt } = await ctx.sessions.issue(address);
     reply.setCookie(SESSION_COOKIE, token, {
       httpOnly: true,
