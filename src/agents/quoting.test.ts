@@ -18,7 +18,7 @@ import {
 
 const LADDER: LadderParams = { firstBps: 2, stepBps: 3, levels: 5, size: 0.25, maxPosition: 25 };
 const VIEW: VolView = { atm: 0.55, skew: -0.18, smile: 0.6, term: 0.04 };
-const OPTION: OptionQuoteParams = { hVolPts: 1, minHalfSpread: 0, forwardCoverBps: 15, minTicks: 2, size: 0.5, maxPosition: 20 };
+const OPTION: OptionQuoteParams = { hVolPts: 1, minHalfSpread: 0, forwardCoverBps: 20, minTicks: 2, size: 0.5, maxPosition: 20 };
 
 /** x is a whole number of ticks (to float noise). */
 function onTick(x: number, tick: number): boolean {
