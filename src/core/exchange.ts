@@ -14,6 +14,7 @@
  */
 import { fail } from './assert.ts';
 import { Accounts } from './accounts.ts';
+import { CANCEL_AFTER_MAX_MS, CANCEL_AFTER_MIN_MS, CancelAfter, validCancelAfter } from './cancel-after.ts';
 import type { Command, CommandOf, CommandType } from './commands.ts';
 import { isRejection, reject, type Rejection } from './errors.ts';
 import type { ExchangeEvent, SettlementRecord } from './events.ts';
@@ -96,6 +97,14 @@ export interface IndexQuote {
   readonly receivedAt: number;
 }
 
+/** The dead-man switch after an arm or disarm (`deadline` null: disarmed). */
+export interface CancelAfterResult {
+  readonly timeoutMs: number;
+  readonly deadline: number | null;
+  /** Orders a switch already past its deadline cancelled before this command re-armed or disarmed it. */
+  readonly cancelled: string[];
+}
+
 interface CommandResults extends ClobResults {
   'wallet.transfer': WalletBalances;
   'wallet.withdraw': SettlementRecord;
@@ -110,6 +119,8 @@ interface CommandResults extends ClobResults {
   'perp.cancel_all': { cancelled: string[] };
   'perp.quote': QuoteResult;
   'perp.close': PlaceResult;
+  'orders.cancel_all_after': CancelAfterResult;
+  'orders.cancel_all': { cancelled: string[] };
 }
 export type ResultOf<T extends CommandType> = CommandResults[T];
 
@@ -126,6 +137,8 @@ export class Exchange {
   readonly perpFees: FeeSchedule;
   private readonly holds = new Map<Bucket, BucketHolds>();
   private readonly creditedDeposits = new Map<number, Fixed>();
+  /** The accounts' dead-man switches (cancel-after.ts). */
+  private readonly cancelAfter = new CancelAfter();
   private events: ExchangeEvent[] = [];
   private clock = 0;
   private nextOrderId = 1;
@@ -298,6 +311,12 @@ export class Exchange {
         return this.linear.quote(this.accountId(command.account), command.quote);
       case 'perp.close':
         return this.closePosition(command);
+      case 'orders.cancel_all_after':
+        return this.cancelAllAfter(command);
+      case 'orders.cancel_all': {
+        const account = this.accounts.find(command.account);
+        return { cancelled: account === undefined ? [] : this.cancelEverything(account.id) };
+      }
       default:
         return dispatchClob(this.clob, command, (address) => this.accountId(address));
     }
@@ -305,6 +324,8 @@ export class Exchange {
 
   /** Time passes: list what the calendar wants listed, sample the index, re-mark, fire triggers. */
   private tick(): null {
+    // Dead-man switches first: their deadline passed before anything else this tick does (triggers, expiry).
+    for (const accountId of this.cancelAfter.takeDue(this.clock)) this.cancelEverything(accountId);
     this.ensureListings();
     for (const underlying of this.index.underlyingNames()) this.index.sample(underlying, this.clock);
     this.lifecycle.expireDue(this.clock);
@@ -377,6 +398,33 @@ export class Exchange {
       ...PLAIN_ORDER,
     };
     return this.linear.place(accountId, request);
+  }
+
+  /**
+   * Arms (timeoutMs > 0) or disarms (0) the account's dead-man switch. A switch whose deadline
+   * passed before this command (the tick that fires it not yet come) fires first: its orders are
+   * cancelled as the tick would have, so being late is never rescued by the tick's granularity.
+   */
+  private cancelAllAfter(c: CommandOf<'orders.cancel_all_after'>): CancelAfterResult | Rejection {
+    if (!validCancelAfter(c.timeoutMs)) {
+      return reject('VALIDATION_ERROR', `timeoutMs must be 0 (disarm) or an integer from ${CANCEL_AFTER_MIN_MS} to ${CANCEL_AFTER_MAX_MS}`);
+    }
+    const known = this.accounts.find(c.account);
+    if (c.timeoutMs === 0 && known === undefined) return { timeoutMs: 0, deadline: null, cancelled: [] };
+    const accountId = known?.id ?? this.accountId(c.account);
+    const cancelled = this.cancelAfter.isDue(accountId, this.clock) ? this.cancelEverything(accountId) : [];
+    if (c.timeoutMs === 0) {
+      this.cancelAfter.disarm(accountId);
+      return { timeoutMs: 0, deadline: null, cancelled };
+    }
+    const deadline = this.clock + c.timeoutMs;
+    this.cancelAfter.arm(accountId, deadline);
+    return { timeoutMs: c.timeoutMs, deadline, cancelled };
+  }
+
+  /** Cancels every live order of the account on both engines (untriggered conditional orders too). */
+  private cancelEverything(accountId: number): string[] {
+    return [...this.linear.cancelAll(accountId, {}), ...this.clob.cancelAll(accountId, {})];
   }
 
   /** The id of the account with this address, opened now if new (ids follow command order). */
@@ -481,6 +529,12 @@ export class Exchange {
       out.push({ asset, bucket, total, locked, available: total - locked });
     }
     return out;
+  }
+
+  /** The deadline of the account's armed dead-man switch (core time, ms), or null. */
+  cancelAfterDeadline(address: string): number | null {
+    const account = this.accounts.find(address);
+    return account === undefined ? null : this.cancelAfter.deadline(account.id);
   }
 
   settlement(id: string): SettlementRecord | undefined {

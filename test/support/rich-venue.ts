@@ -4,7 +4,8 @@
  * and withdrawals; perps and dated futures (cross and isolated, resting, IOC and market orders,
  * take-profit/stop-loss, stops, reduce-only closes, quote ladders, a liquidation after an index
  * jump); spot orders; option quote ladders from a maker with market-maker protection, user option
- * trades, resting option sells, amends and two-leg strategies; and time passing through funding
+ * trades, resting option sells, amends and two-leg strategies; dead-man switches armed, disarmed
+ * and fired, and cancels of everything; and time passing through funding
  * times and expiries. Time advances a few seconds per action with the index fed from three sources
  * and the clock ticking, and now and then jumps by up to an hour.
  *
@@ -98,6 +99,7 @@ export class RichVenue {
     else if (pick < 0.86) this.closeSome();
     else if (pick < 0.9) this.wallet();
     else if (pick < 0.92) this.jump();
+    else if (pick < 0.94) this.deadMan();
     // the rest: time passes
   }
 
@@ -284,6 +286,15 @@ export class RichVenue {
   private deposit(account: string, amount: string): void {
     const txHash = `0x${(++this.deposits).toString(16).padStart(64, '0')}`;
     this.apply({ type: 'chain.deposit_observed', txHash, account, amount: fx(amount), confirmations: 1 });
+  }
+
+  /** Dead-man switches armed (fired by a later tick when not re-armed), disarmed, or a cancel of everything. */
+  private deadMan(): void {
+    const account = this.user();
+    const r = this.rand();
+    if (r < 0.6) this.apply({ type: 'orders.cancel_all_after', account, timeoutMs: 5_000 + Math.floor(this.rand() * 20_000) });
+    else if (r < 0.8) this.apply({ type: 'orders.cancel_all_after', account, timeoutMs: 0 });
+    else this.apply({ type: 'orders.cancel_all', account });
   }
 
   /** An index jump: liquidations, triggers and MMP trips follow. */

@@ -123,6 +123,8 @@ export function commandOfEachType(r: Random): Command[] {
         quoteLevel('ETH-PERP', 0, fixed(34_000, 1), fixed(4, 0)), quoteLevel('ETH-PERP', 1, fixed(34_010, 1), fixed(4, 0))] },
     },
     { type: 'perp.close', account, close: { marketId: perpMarket(r), marginMode: 'cross', quantity: r() < 0.5 ? null : fixed(1, 3), type: 'market', price: null, timeInForce: 'ioc' } },
+    { type: 'orders.cancel_all_after', account, timeoutMs: r() < 0.2 ? 0 : 5_000 + int(r, 595_001) },
+    { type: 'orders.cancel_all', account },
     { type: 'clob.place', account, request: orderRequest(r, r() < 0.7 ? option : spotMarket(r), { marginMode: 'cross' }) },
     { type: 'clob.cancel', account, orderId: 1 + int(r, 10_000_000) },
     { type: 'clob.cancel_all', account, filter: r() < 0.5 ? { underlying: 'BTC' } : { marketId: option, quoteId: 'mm' } },

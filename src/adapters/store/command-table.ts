@@ -35,6 +35,8 @@ export const STRINGS: readonly string[] = [
   // The embedded default's assets, markets, the reference market maker's quote id, the simulated sources.
   'BTC', 'ETH', 'USDC', 'BTC-PERP', 'ETH-PERP', 'BTC-USDC', 'ETH-USDC', 'mm',
   'coinbase-sim', 'kraken-sim', 'bitstamp-sim', 'binance-sim',
+  // Format 2: the dead-man switch and the cancel of everything (core/commands.ts).
+  'orders.cancel_all_after', 'orders.cancel_all', 'timeoutMs',
 ];
 
 /** Object key lists, in the order their builders write them. Append only. */
@@ -71,6 +73,9 @@ export const SHAPES: readonly (readonly string[])[] = [
   ['windowMs', 'frozenMs', 'quantityLimit', 'deltaLimit', 'vegaLimit'],
   ['type', 'account', 'underlying'],
   ['type', 'account', 'asset', 'amount'],
+  // Format 2.
+  ['type', 'account', 'timeoutMs'],
+  ['type', 'account'],
 ];
 
 /** What a format may refer to: the first `strings` of STRINGS and the first `shapes` of SHAPES. */
@@ -86,7 +91,7 @@ const format = (byte: number, strings: number, shapes: number): Format => {
 };
 
 /** Every format ever written, by its byte (index 0 unused: a record never starts with 0). */
-export const FORMATS: readonly (Format | undefined)[] = [undefined, format(1, 103, 30)];
+export const FORMATS: readonly (Format | undefined)[] = [undefined, format(1, 103, 30), format(2, 106, 32)];
 
 /** The format new records are written in: the newest. */
 export const CURRENT_FORMAT: Format = FORMATS[FORMATS.length - 1]!;

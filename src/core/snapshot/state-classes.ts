@@ -7,6 +7,7 @@
  */
 import { Accounts } from '../accounts.ts';
 import { BookSide } from '../book/book-side.ts';
+import { CancelAfter } from '../cancel-after.ts';
 import { Level, NIL } from '../book/level.ts';
 import { OrderBook } from '../book/order-book.ts';
 import { ClientIds } from '../client-ids.ts';
@@ -61,7 +62,7 @@ const CLASSES: Record<string, StateClass> = {
   ClobEngine, ClobAccount, ClobMarket, ClobOrder, OptionPosition, MmpRegistry, OptionFeeSchedule,
   AccountMargin, UnderlyingMargin, InstrumentMargin, ContractMargin,
   OptionBoard, IqmSmoother, OrderBook, BookSide, Level, MarketUnits,
-  CommandChanges, TouchedSet, PendingSums, ClientIds,
+  CommandChanges, TouchedSet, PendingSums, ClientIds, CancelAfter,
 };
 
 /**
