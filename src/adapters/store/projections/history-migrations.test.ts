@@ -1,7 +1,7 @@
 /**
  * The history tables' later migrations on a database written under their first schema (a venue
  * upgrading in place): trades move to a table clustered by account, engine and trade id, the
- * ledger's indexes become partial, and each account's balance after its last line is kept. Rows survive, the reads return them as before, the reads use
+ * public tape is filled from them, the ledger's indexes become partial, and each account's balance after its last line is kept. Rows survive, the reads return them as before, the reads use
  * the new keys (query plans), and new rows go where the reads find them.
  */
 import assert from 'node:assert/strict';
@@ -41,6 +41,11 @@ test('trades and ledger lines written under the first schema survive the upgrade
   assert.deepEqual(trading.trades({ accountId: 8, engine: 'linear', limit: 10, beforeId: 3 }).map((t) => t.tradeId), ['1']);
   assert.deepEqual(trading.trades({ accountId: 8, engine: 'clob', limit: 10 }).map((t) => t.tradeId), ['5']);
   assert.equal(trades[0]!.fee, fx('5'));
+  // The public tape is filled from the kept fills (one taker row each): newest first, no account.
+  assert.deepEqual(trading.publicTrades('BTC-PERP', 4).map((t) => [t.tradeId, t.takerSide, t.createdAt]),
+    [['6', 'buy', 1_006], ['5', 'buy', 1_005], ['4', 'buy', 1_004], ['3', 'buy', 1_003]]);
+  assert.deepEqual(trading.publicTrades('BTC-PERP', 10, 3).map((t) => t.tradeId), ['2', '1']);
+  assert.equal(trading.lastPublicTrade('BTC-PERP')?.price, fx('100000'));
   assert.deepEqual(wallet.history(7, 10).map((e) => e.id), [3, 1]);
   assert.deepEqual(wallet.systemHistory('insurance', 'USDC', 0).map((e) => e.balanceAfter), [fx('1005')]);
 
@@ -50,6 +55,7 @@ test('trades and ledger lines written under the first schema survive the upgrade
   assert.match(schema('ledger_by_system'), /WHERE system_name IS NOT NULL/);
   const plan = (sql: string, ...args: unknown[]) =>
     (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('; ');
+  assert.match(plan('SELECT price FROM market_trades WHERE market_id = ? AND trade_id < ? ORDER BY trade_id DESC LIMIT 5', 'BTC-PERP', 99), /SEARCH market_trades USING PRIMARY KEY/);
   assert.match(plan('SELECT * FROM trades WHERE account_id = ? AND engine = ? AND trade_id < ? ORDER BY trade_id DESC LIMIT 5', 7, 'linear', 99), /SEARCH trades USING PRIMARY KEY/);
   assert.match(plan('SELECT id FROM ledger_entries WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT 5', 7, 99), /ledger_by_account/);
   assert.match(plan("SELECT amount FROM ledger_entries WHERE system_name = ? AND asset = ? AND created_at >= ? ORDER BY id", 'insurance', 'USDC', 0), /ledger_by_system/);

@@ -5,8 +5,13 @@
  * `/orders/me`, `/options/trades/me`) and tells a cancel of a finished order (409) from one of an
  * unknown order (404). Exact decimals are stored as TEXT.
  *
+ * The public trade tape (`market_trades`): one more row per fill, keyed by market and trade id,
+ * with no account, order or fee: what `GET /markets/{marketId}/trades` pages through newest first,
+ * what the trades stream opens with, and the last price of the market stats.
+ *
  * Retention: orders that ended without any fill leave the history after a retention
- * (`pruneUnfilled`, HISTORY_UNFILLED_*_RETENTION_MS); orders with a fill and every fill stay.
+ * (`pruneUnfilled`, HISTORY_UNFILLED_*_RETENTION_MS); orders with a fill, every fill and the
+ * public tape stay.
  */
 import type { ExchangeEvent } from '../../../core/events.ts';
 import { formatDecimal, type Fixed } from '../../../core/money.ts';
@@ -49,7 +54,7 @@ const MIGRATIONS = [
     // Every fill writes two trade rows inside the durable transaction. Keyed by how they are read
     // (an account's trades on one engine, newest first) in a WITHOUT ROWID table, a row is one
     // B-tree insert instead of four (the table, its primary-key index, by-account, by-market; no
-    // query reads by market: public trades come from the market history).
+    // query reads this table by market: the public tape has its own table, 0205).
     id: '0201_trades_clustered_by_account',
     sql: `
       CREATE TABLE trades_by_account_key (
@@ -84,6 +89,19 @@ const MIGRATIONS = [
         WHERE status IN ('cancelled', 'expired', 'rejected') AND filled_quantity = '0' AND quote_id IS NOT NULL;
       CREATE INDEX orders_unfilled_ended_orders ON orders (updated_at)
         WHERE status IN ('cancelled', 'expired', 'rejected') AND filled_quantity = '0' AND quote_id IS NULL;`,
+  },
+  {
+    // The public trade tape: one row per fill (not per side), clustered by market and trade id so a
+    // page newest first, and a market's last trade, are one range read. Filled from the fills kept
+    // so far (each has exactly one taker row), so an upgraded venue's tape starts with its history.
+    id: '0205_market_trades',
+    sql: `
+      CREATE TABLE market_trades (
+        market_id TEXT NOT NULL, trade_id INTEGER NOT NULL, price TEXT NOT NULL, quantity TEXT NOT NULL,
+        taker_side TEXT NOT NULL, created_at INTEGER NOT NULL,
+        PRIMARY KEY (market_id, trade_id)) WITHOUT ROWID;
+      INSERT OR IGNORE INTO market_trades (market_id, trade_id, price, quantity, taker_side, created_at)
+        SELECT market_id, trade_id, price, quantity, side, created_at FROM trades WHERE liquidity = 'taker';`,
   },
 ];
 
@@ -127,6 +145,17 @@ export interface TradeRow {
   readonly createdAt: number;
 }
 
+/** A trade of the public tape: no account, order or fee. */
+export interface PublicTrade {
+  readonly tradeId: string;
+  readonly marketId: string;
+  readonly price: Fixed;
+  readonly quantity: Fixed;
+  /** The taker's (aggressor's) side. */
+  readonly takerSide: SideName;
+  readonly createdAt: number;
+}
+
 export interface TradeQuery {
   readonly accountId: number;
   readonly engine: EngineName;
@@ -166,17 +195,22 @@ export class TradingHistory implements Projector {
       );
     } else if (event.type === 'fill') {
       const f = event.fill;
-      for (const side of [f.maker, f.taker]) this.insertTrade(s.insertTrade, f.tradeId, f.engine, f.marketId, f.price, f.quantity, side, f.at);
+      const tradeId = Number(f.tradeId);
+      const price = formatDecimal(f.price);
+      const quantity = formatDecimal(f.quantity);
+      this.insertTrade(s.insertTrade, tradeId, f.engine, f.marketId, price, quantity, f.maker, f.at);
+      this.insertTrade(s.insertTrade, tradeId, f.engine, f.marketId, price, quantity, f.taker, f.at);
+      s.insertTape.run(f.marketId, tradeId, price, quantity, f.takerSide, f.at);
     }
   }
 
   private insertTrade(
     stmt: ReturnType<TradingHistory['prepare']>['insertTrade'],
-    tradeId: string, engine: EngineName, marketId: string, price: Fixed, quantity: Fixed, side: FillSide, at: number,
+    tradeId: number, engine: EngineName, marketId: string, price: string, quantity: string, side: FillSide, at: number,
   ): void {
     stmt.run(
-      Number(tradeId), side.accountId, engine, Number(side.orderId), marketId, side.side, formatDecimal(price),
-      formatDecimal(quantity), side.liquidity, formatDecimal(side.fee), formatDecimal(side.feeBps),
+      tradeId, side.accountId, engine, Number(side.orderId), marketId, side.side, price,
+      quantity, side.liquidity, formatDecimal(side.fee), formatDecimal(side.feeBps),
       formatDecimal(side.realizedPnl), side.marginMode, at,
     );
   }
@@ -243,6 +277,25 @@ export class TradingHistory implements Projector {
     return (this.db.prepare(sql).all(...args, q.limit) as TradeDbRow[]).map(toTrade);
   }
 
+  /**
+   * A market's public trades, newest first: at most `limit`, with a trade id below `beforeId` when
+   * given (the cursor: the smallest id of the page already read). One range read of the tape's key.
+   */
+  publicTrades(marketId: string, limit: number, beforeId?: number): PublicTrade[] {
+    const s = (this.stmts ??= this.prepare());
+    const rows = s.tape.all(marketId, beforeId ?? Number.MAX_SAFE_INTEGER, limit) as TapeDbRow[];
+    const out: PublicTrade[] = new Array<PublicTrade>(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = toPublicTrade(marketId, rows[i]!);
+    return out;
+  }
+
+  /** The market's newest public trade, or undefined before its first. */
+  lastPublicTrade(marketId: string): PublicTrade | undefined {
+    const s = (this.stmts ??= this.prepare());
+    const row = s.tape.get(marketId, Number.MAX_SAFE_INTEGER, 1) as TapeDbRow | undefined;
+    return row === undefined ? undefined : toPublicTrade(marketId, row);
+  }
+
   private prepare() {
     return {
       upsertOrder: this.db.prepare(
@@ -258,6 +311,13 @@ export class TradingHistory implements Projector {
         `INSERT INTO trades (trade_id, account_id, engine, order_id, market_id, side, price, quantity, liquidity,
          fee, fee_bps, realized_pnl, margin_mode, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      insertTape: this.db.prepare(
+        `INSERT INTO market_trades (market_id, trade_id, price, quantity, taker_side, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      tape: this.db.prepare(
+        `SELECT trade_id, price, quantity, taker_side, created_at FROM market_trades
+         WHERE market_id = ? AND trade_id < ? ORDER BY trade_id DESC LIMIT ?`,
+      ),
       order: this.db.prepare('SELECT * FROM orders WHERE id = ?'),
       pruneQuotes: this.db.prepare(PRUNE_QUOTES),
       pruneOrders: this.db.prepare(PRUNE_ORDERS),
@@ -268,6 +328,21 @@ export class TradingHistory implements Projector {
 interface TradeDbRow {
   trade_id: number; order_id: number; market_id: string; side: SideName; price: string; quantity: string;
   liquidity: Liquidity; fee: string; fee_bps: string; realized_pnl: string; margin_mode: MarginMode; created_at: number;
+}
+
+interface TapeDbRow {
+  trade_id: number; price: string; quantity: string; taker_side: SideName; created_at: number;
+}
+
+function toPublicTrade(marketId: string, r: TapeDbRow): PublicTrade {
+  return {
+    tradeId: String(r.trade_id),
+    marketId,
+    price: storedDecimal(r.price),
+    quantity: storedDecimal(r.quantity),
+    takerSide: r.taker_side,
+    createdAt: r.created_at,
+  };
 }
 
 function toTrade(r: TradeDbRow): TradeRow {
