@@ -95,6 +95,7 @@ describe('market stats before any trade', () => {
       high24h: null,
       low24h: null,
       volume24hUsd: '0',
+      volume24h: '0',
       openInterest: '0',
       openInterestUsd: '0',
       // No premium samples yet: the rate is the interest component, 0.01 % per 8 h.
@@ -126,6 +127,7 @@ describe('after trades', () => {
     assert.equal(b.low24h, '99999.9');
     // 1000 + 29.99997 + 2010
     assert.equal(b.volume24hUsd, '3039.99997');
+    assert.equal(b.volume24h, '0.0303'); // base units: 0.01 + 0.0003 + 0.02
     assert.equal(b.change24hPct, '0.50');
     assert.equal(b.openInterest, '0.0303');
     assert.equal(typeof b.markPrice, 'string');
@@ -278,7 +280,7 @@ describe('OpenAPI', () => {
     const statsGet = doc.paths['/perps/market-stats'].get;
     const statsSchema = statsGet.responses['200'].content['application/json'].schema;
     const fields = [
-      'indexPrice', 'lastPrice', 'high24h', 'low24h', 'nextFundingAt', 'fundingRate8hPct', 'funding1hPct',
+      'indexPrice', 'lastPrice', 'high24h', 'low24h', 'nextFundingAt', 'fundingRate8hPct', 'funding1hPct', 'volume24h',
     ];
     for (const field of fields) {
       assert.ok(field in statsSchema.properties, field);

@@ -73,6 +73,7 @@ describe('spot pairs on /perps/market-stats and /perps/ohlc', () => {
       high24h: null,
       low24h: null,
       volume24hUsd: '0',
+      volume24h: '0',
       openInterest: '0',
       openInterestUsd: '0',
       funding1hPct: null,
@@ -92,6 +93,7 @@ describe('spot pairs on /perps/market-stats and /perps/ohlc', () => {
     assert.equal(s.high24h, '100100');
     assert.equal(s.low24h, '99900');
     assert.equal(s.volume24hUsd, '40020'); // 0.3 x 100100 + 0.1 x 99900
+    assert.equal(s.volume24h, '0.4');
     assert.equal(s.change24hPct, '-0.20'); // (99900 - 100100) / 100100 x 100 = -0.1998
     assert.equal(s.openInterest, '0');
     assert.equal(s.funding1hPct, null);

@@ -8,7 +8,8 @@
  *   but this server reports errors through HTTP status instead.
  *   UDF `countback` is accepted (newest N bars up to `to`); `from`/`to`/`countback` must be plain
  *   digits (the generic query conversion would turn "1.5" or "1e3" into numbers).
- * - `GET /perps/market-stats`: mark, index, last trade, 24-hour change/high/low/volume, open
+ * - `GET /perps/market-stats`: mark, index, last trade (the newest on the public tape,
+ *   trade-tape.ts), 24-hour change/high/low/volume (`volume24h` base, `volume24hUsd` quote), open
  *   interest and funding. A value without a fresh input is null (a stale index gives no mark, so
  *   `openInterestUsd` is null while there is open interest but no mark; "0" without open
  *   interest). `openInterest` (base units) is additive.
@@ -18,7 +19,8 @@
  *   fields are null.
  *
  * Assumptions: candle and stats history comes from the MarketHistory projection (minute rows,
- * so the 24-hour window is exact to the minute); funding is read through an optional provider
+ * so the 24-hour window is exact to the minute: at most 1,440 rows a request, never the day's
+ * trades); the last price from the tape (one keyed read); funding is read through an optional provider
  * (null fields without one). Tested over HTTP by test/api/market-data.test.ts.
  */
 import type { FastifyRequest } from 'fastify';
@@ -33,7 +35,7 @@ import type { ClobMarket } from '../../core/clob/market.ts';
 import type { LinearMarket } from '../../core/linear/market.ts';
 import { divRound, formatFixedDigits, mul, type Fixed } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
-import { histories, type GatewayContext } from '../context.ts';
+import { histories, type GatewayContext, type Histories } from '../context.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull, isoOrNull } from '../format.ts';
 import { NullableIsoTime, OrNull, responses, StringEnum } from '../schemas/common.ts';
@@ -49,7 +51,7 @@ export const MAX_CANDLE_RANGE_SEC = 90 * 86_400;
 export const DEFAULT_BARS = 300;
 const MAX_UNIX_SEC = 253_402_300_799; // 9999-12-31T23:59:59Z
 
-const UnixSeconds = (description: string) =>
+export const UnixSeconds = (description: string) =>
   Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_UNIX_SEC, description }));
 
 const OhlcQuery = Type.Object(
@@ -97,15 +99,22 @@ const CandlesError = Type.Object(
   { s: Type.Literal('error'), errmsg: Type.String() },
   { description: 'UDF error form; this server answers errors with an HTTP status and { error, message }' },
 );
+/** The UDF history answer (`/perps/ohlc`, `/udf/history`). */
+export const UdfHistory = Type.Union([CandlesOk, CandlesNoData, CandlesError], { description: 'UDF history' });
 
 /**
  * Query conversion turns "1.5", "1e3", "0x10" or "" into integers; whole-number parameters here
  * must be plain digits, checked on the raw text before schema validation.
  */
 const WHOLE_NUMBER_PARAMS = ['from', 'to', 'countback'] as const;
-async function plainDigits(req: FastifyRequest): Promise<void> {
+export async function plainDigits(req: FastifyRequest): Promise<void> {
+  await wholeNumbers(req, WHOLE_NUMBER_PARAMS);
+}
+
+/** The named query parameters, when present, must be plain digits (1 to 15 of them). */
+export async function wholeNumbers(req: FastifyRequest, names: readonly string[]): Promise<void> {
   const query = req.query as Record<string, unknown>;
-  for (const name of WHOLE_NUMBER_PARAMS) {
+  for (const name of names) {
     const value = query[name];
     if (value !== undefined && (typeof value !== 'string' || !/^[0-9]{1,15}$/.test(value))) {
       throw apiError('VALIDATION_ERROR', `query.${name} must be a whole number written in plain digits`);
@@ -120,11 +129,12 @@ const MarketStats = Type.Object({
   quoteSymbol: Type.String(),
   markPrice: Nullable('null while the index is stale'),
   indexPrice: Nullable('null while the index is stale'),
-  lastPrice: Nullable('last trade price; null before the first trade'),
+  lastPrice: Nullable('price of the newest trade on the public tape (GET /markets/{marketId}/trades); null before the first trade'),
   change24hPct: Nullable('(last - open) / open x 100 over 24 h, 2 decimals half up; null without trades'),
   high24h: Nullable('highest trade price in 24 h'),
   low24h: Nullable('lowest trade price in 24 h'),
   volume24hUsd: Type.String({ description: 'quote (USDC) notional traded in 24 h; "0" without trades' }),
+  volume24h: Type.String({ description: 'base quantity traded in 24 h (additive); "0" without trades' }),
   openInterest: Type.String({ description: 'open interest in base units (additive)' }),
   openInterestUsd: Nullable('open interest x mark; "0" without open interest, null without a fresh mark'),
   funding1hPct: Nullable('current 1-hour funding rate, percent (the running interval\'s prediction); null while the index is stale'),
@@ -140,8 +150,9 @@ are omitted. \`to\` defaults to now, \`from\` to \`to\` minus 300 bars (at most 
 NOT_FOUND (errors use the HTTP status and the error envelope, not \`s: "error"\`). Without bars the
 answer is \`{ s: "no_data", nextTime? }\`.`;
 
-const STATS_DESCRIPTION = `24-hour figures come from the one-minute candles that started within the
-last 24 h. Values without a fresh input are null: markPrice and indexPrice while the index is stale,
+const STATS_DESCRIPTION = `24-hour figures (change, high, low, volume24h in base units, volume24hUsd in
+USDC) come from the one-minute candles that started within the last 24 h, which the same durable fills
+as the public trade tape build; lastPrice is the tape's newest trade. Values without a fresh input are null: markPrice and indexPrice while the index is stale,
 lastPrice before the first trade, change24hPct/high24h/low24h without trades in 24 h, openInterestUsd
 with open interest but no mark, and the funding fields where funding does not apply. For a spot pair
 markPrice and indexPrice are the underlying's index, openInterest and openInterestUsd are "0" and the
@@ -177,33 +188,14 @@ export function marketDataRoutes(
       description: OHLC_DESCRIPTION,
       querystring: OhlcQuery,
       response: responses({
-        200: Type.Union([CandlesOk, CandlesNoData, CandlesError], { description: 'UDF history' }),
+        200: UdfHistory,
       }, [400, 404, 429]),
     },
     preValidation: plainDigits,
   }, async (req) => {
     const { market } = find(req.query.symbol);
-    const resolution: Resolution = req.query.resolution ?? '15';
-    // UDF: countback takes precedence over `from` (a TradingView daily chart asks for 300+ days
-    // with a countback); the newest bars are then served from up to 90 days back.
-    const { countback } = req.query;
-    const range = candleRange(resolution, countback === undefined ? req.query.from : undefined, req.query.to, Math.floor(ctx.now() / 1000));
-    const from = countback === undefined ? range.from : range.to - MAX_CANDLE_RANGE_SEC;
-    const history = (await histories(ctx)).market;
-    const bars = history.candles(market.spec.id, resolution, Math.max(0, from), range.to, countback);
-    if (bars.length === 0) {
-      const nextTime = history.lastBarBefore(market.spec.id, Math.max(0, from), resolution);
-      return nextTime === null ? { s: 'no_data' as const } : { s: 'no_data' as const, nextTime };
-    }
-    return {
-      s: 'ok' as const,
-      t: bars.map((b) => b.t),
-      o: bars.map((b) => b.o),
-      h: bars.map((b) => b.h),
-      l: bars.map((b) => b.l),
-      c: bars.map((b) => b.c),
-      v: bars.map((b) => b.v),
-    };
+    const q = req.query;
+    return udfHistory(ctx, market.spec.id, q.resolution ?? '15', q.from, q.to, q.countback);
   });
 
   app.get('/perps/market-stats', {
@@ -220,12 +212,45 @@ export function marketDataRoutes(
     },
   }, async (req) => {
     const found = find(req.query.marketId);
-    const history = (await histories(ctx)).market;
+    const history = await histories(ctx);
     const now = ctx.now();
     return found.kind === 'linear'
       ? marketStats(ctx, history, found.market, now, funding)
       : spotStats(ctx, history, found.market, now);
   });
+}
+
+/**
+ * UDF history of a market: the bars whose start lies in [from, to] (Unix seconds, `to` included;
+ * /udf/history passes its exclusive `to` minus one). UDF: countback takes precedence over `from`
+ * (a TradingView daily chart asks for 300+ days with a countback); the newest bars are then served
+ * from up to 90 days back.
+ */
+export async function udfHistory(
+  ctx: GatewayContext,
+  marketId: string,
+  resolution: Resolution,
+  fromSec: number | undefined,
+  toSec: number | undefined,
+  countback: number | undefined,
+) {
+  const range = candleRange(resolution, countback === undefined ? fromSec : undefined, toSec, Math.floor(ctx.now() / 1000));
+  const from = countback === undefined ? range.from : range.to - MAX_CANDLE_RANGE_SEC;
+  const history = (await histories(ctx)).market;
+  const bars = history.candles(marketId, resolution, Math.max(0, from), range.to, countback);
+  if (bars.length === 0) {
+    const nextTime = history.lastBarBefore(marketId, Math.max(0, from), resolution);
+    return nextTime === null ? { s: 'no_data' as const } : { s: 'no_data' as const, nextTime };
+  }
+  return {
+    s: 'ok' as const,
+    t: bars.map((b) => b.t),
+    o: bars.map((b) => b.o),
+    h: bars.map((b) => b.h),
+    l: bars.map((b) => b.l),
+    c: bars.map((b) => b.c),
+    v: bars.map((b) => b.v),
+  };
 }
 
 /** Resolves the defaults and checks the range of a candle request (all in Unix seconds). */
@@ -252,7 +277,7 @@ export function changePct(open: Fixed, last: Fixed): string {
 
 function marketStats(
   ctx: GatewayContext,
-  history: MarketHistory,
+  history: Histories,
   market: LinearMarket,
   now: number,
   funding: FundingProvider | undefined,
@@ -260,14 +285,14 @@ function marketStats(
   const spec = market.spec;
   const mark = ctx.exchange.linear.markAt(market, now);
   const index = ctx.exchange.index.index(spec.underlying, now)?.price ?? null;
-  const day = history.stats24h(spec.id, now);
+  const day = history.market.stats24h(spec.id, now);
   const openInterest = market.units.size(market.openInterestLots);
   let openInterestUsd: string | null;
   if (openInterest === 0n) openInterestUsd = '0';
   else openInterestUsd = mark === null ? null : dec(mul(openInterest, mark, 'halfUp'));
   const f = funding?.(spec.id, now) ?? null;
   return {
-    ...dayFigures(spec, mark, index, market.lastTrade?.price ?? null, day),
+    ...dayFigures(spec, mark, index, lastPrice(history, spec.id), day),
     openInterest: dec(openInterest),
     openInterestUsd,
     funding1hPct: decOrNull(f?.rate1hPct ?? null),
@@ -277,17 +302,22 @@ function marketStats(
 }
 
 /** Stats of a spot pair: marked at the index, no open interest, no funding. */
-function spotStats(ctx: GatewayContext, history: MarketHistory, market: ClobMarket, now: number) {
+function spotStats(ctx: GatewayContext, history: Histories, market: ClobMarket, now: number) {
   const index = ctx.exchange.index.index(market.spec.underlying, now)?.price ?? null;
-  const day = history.stats24h(market.spec.id, now);
+  const day = history.market.stats24h(market.spec.id, now);
   return {
-    ...dayFigures(market.spec, index, index, market.lastTrade?.price ?? null, day),
+    ...dayFigures(market.spec, index, index, lastPrice(history, market.spec.id), day),
     openInterest: '0',
     openInterestUsd: '0',
     funding1hPct: null,
     fundingRate8hPct: null,
     nextFundingAt: null,
   };
+}
+
+/** The newest trade's price on the public tape (durable, like the 24-hour figures beside it). */
+function lastPrice(history: Histories, marketId: string): Fixed | null {
+  return history.trading.lastPublicTrade(marketId)?.price ?? null;
 }
 
 /** The fields every market's stats share: identity, mark and index, last trade and 24-hour figures. */
@@ -311,5 +341,6 @@ function dayFigures(
     high24h: decOrNull(day.high),
     low24h: decOrNull(day.low),
     volume24hUsd: dec(day.volumeQuote),
+    volume24h: dec(day.volumeBase),
   };
 }
