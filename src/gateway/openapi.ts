@@ -88,6 +88,7 @@ export function openApiDocument(settings: Settings): OpenApiDocument {
         name: 'options-spot',
         description: 'Options and spot: orders, amends, strategies, quotes, market-maker protection, portfolio',
       },
+      { name: 'orders', description: 'Across every venue: the dead-man switch (cancel all after a timeout)' },
       { name: 'wallet', description: 'Balances, bucket transfers, withdrawals, settlements' },
       { name: 'admin', description: 'Operator endpoints (enabled by ADMIN_TOKEN)' },
       {

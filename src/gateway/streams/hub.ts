@@ -88,6 +88,8 @@ export class StreamHub {
   private nextGroup = 1;
   private activeGroups = 0;
   private closed = false;
+  /** Set as the clean shutdown starts: the streams it ends do not cancel orders (cancel-on-disconnect.ts). */
+  private shuttingDown = false;
   private readonly counters = { opened: 0, slowConsumerDrops: 0, peakBufferedBytes: 0 };
 
   constructor(
@@ -182,9 +184,14 @@ export class StreamHub {
     return this.closed;
   }
 
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
   /** Ends every stream (UPSTREAM_UNAVAILABLE, retryable) and stops listening; for shutdown. */
   close(): void {
     if (this.closed) return;
+    this.shuttingDown = true;
     this.failEveryone('UPSTREAM_UNAVAILABLE', 'the server is shutting down; reconnect', true);
     this.closed = true;
     this.unsubscribe();

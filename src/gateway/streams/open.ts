@@ -22,6 +22,7 @@ import { clientNetwork } from '../client-network.ts';
 import type { GatewayContext } from '../context.ts';
 import { ApiError, apiError } from '../errors.ts';
 import type { AccountBudget } from './admission.ts';
+import { admitCancelOnDisconnect, cancelOnDisconnect } from './cancel-on-disconnect.ts';
 import type { CredentialCheck, StreamHub } from './hub.ts';
 import type { SseConnection } from './sse.ts';
 
@@ -32,6 +33,8 @@ export interface StreamStart {
   readonly budget?: AccountBudget;
   /** Runs right after the head is written: join groups, write the snapshot. */
   start(conn: SseConnection, address: string | null): void;
+  /** Query `cancelOnDisconnect=true` on a private stream: its close cancels the caller's orders (cancel-on-disconnect.ts). */
+  readonly cancelOnDisconnect?: boolean;
 }
 
 export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyReply, spec: StreamStart) {
@@ -39,6 +42,8 @@ export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyRe
     throw apiError('UNAVAILABLE', 'the exchange core is unavailable');
   }
   const caller = spec.private ? privateCaller(hub.ctx, req) : null;
+  const cancelOnClose = caller !== null && spec.cancelOnDisconnect === true;
+  if (cancelOnClose) admitCancelOnDisconnect(req, reply);
   const slot = hub.caps.admit(clientNetwork(req.ip), caller?.address ?? null, spec.budget);
   if (slot instanceof ApiError) throw slot;
   if (reply.raw.socket === null || req.raw.httpVersion === '1.0') {
@@ -47,6 +52,7 @@ export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyRe
   }
   reply.hijack();
   const conn = hub.connect(reply.raw, headersOf(reply), caller?.credential ?? null, slot.release);
+  if (cancelOnClose) cancelOnDisconnect(hub, conn, caller.address);
   try {
     spec.start(conn, caller?.address ?? null);
   } catch (error) {

@@ -3,7 +3,8 @@
  *
  *   GET /markets/board/stream    public   underlying (default BTC); about one message a second
  *   GET /options/stream/events   private  marketId (one option instrument); depth 1-250 (25);
- *                                         intervalMs 50-2000 (100); includeReference (false)
+ *                                         intervalMs 50-2000 (100); includeReference (false);
+ *                                         cancelOnDisconnect (false)
  *
  * The board stream sends data-only messages (no `event:` field), each the full board snapshot of
  * GET /markets/board in the envelope with eventType OptionsBoardSnapshot (board-view.ts). The
@@ -111,7 +112,8 @@ function optionsEventsRoute(app: TypedApp, hub: StreamHub, views: OptionsViews):
         'SVI fit (source "svi-fit"), both null while the board has no fresh mark; it is never tradable. A ' +
         'spot pair is refused with 400. Authenticate with the session cookie, Authorization: Bearer or ' +
         'x-api-key (scope read is enough); a revoked or expired credential ends the stream with event: ' +
-        'error UNAUTHENTICATED (retryable false).',
+        'error UNAUTHENTICATED (retryable false). cancelOnDisconnect=true (session or trade-scope key) cancels ' +
+        'every live order of the account, on every venue, when the stream closes.',
       querystring: OptionsEventsQuery,
       response: streamResponses(OptionsEventsMessage, [400, 401, 403, 404, 429, 503]),
     },
@@ -123,6 +125,8 @@ function optionsEventsRoute(app: TypedApp, hub: StreamHub, views: OptionsViews):
       intervalMs: q.intervalMs ?? STREAM_BOUNDS.options.intervalMs.default,
       includeReference: q.includeReference ?? false,
     };
-    openStream(hub, req, reply, { private: true, budget: 'options', start: (conn) => views.join(conn, query) });
+    openStream(hub, req, reply, {
+      private: true, budget: 'options', cancelOnDisconnect: q.cancelOnDisconnect, start: (conn) => views.join(conn, query),
+    });
   });
 }

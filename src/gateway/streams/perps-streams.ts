@@ -2,8 +2,8 @@
  * The perp stream routes (contract "Events", decisions.md "Streams"):
  *
  *   GET /perps/book-stream   public   marketId (perp, future or spot pair); depth 1-100 (25); intervalMs 50-2000 (100)
- *   GET /perps/stream/events private  marketId; depth 1-250 (25); openOnly; intervalMs 100-5000 (500)
- *   GET /perps/stream/user   private  openOnly; intervalMs 50-5000 (250)
+ *   GET /perps/stream/events private  marketId; depth 1-250 (25); openOnly; intervalMs 100-5000 (500); cancelOnDisconnect
+ *   GET /perps/stream/user   private  openOnly; intervalMs 50-5000 (250); cancelOnDisconnect
  *
  * Each opens with `event: snapshot`, then sends `update` (book) or `delta` (private) frames with
  * diffs only, in the envelope `{ eventId, eventType, eventSeq, engineTs, sourceTs, payload }`.
@@ -32,7 +32,8 @@ import {
 const PRIVATE_NOTE =
   'Authenticate with the session cookie, Authorization: Bearer or x-api-key (scope read is enough); ' +
   'a token in the query string is never accepted. A revoked or expired credential ends the stream with ' +
-  'event: error UNAUTHENTICATED (retryable false) within SSE_AUTH_RECHECK_MS.';
+  'event: error UNAUTHENTICATED (retryable false) within SSE_AUTH_RECHECK_MS. ' +
+  'cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes.';
 
 /** `clobBooks`: the CLOB engine's book mirrors (the book stream serves the spot pairs from them). */
 export function perpsStreamRoutes(app: TypedApp, hub: StreamHub, clobBooks: BookMirrors): void {
@@ -112,6 +113,7 @@ function eventsStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews
     };
     openStream(hub, req, reply, {
       private: true,
+      cancelOnDisconnect: q.cancelOnDisconnect,
       start: (conn, address) => accounts.openEvents(conn, address!, query),
     });
   });
@@ -135,6 +137,7 @@ function userStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews):
     const intervalMs = q.intervalMs ?? STREAM_BOUNDS.user.intervalMs.default;
     openStream(hub, req, reply, {
       private: true,
+      cancelOnDisconnect: q.cancelOnDisconnect,
       start: (conn, address) => accounts.joinUser(conn, address!, intervalMs, q.openOnly ?? false),
     });
   });

@@ -1,5 +1,5 @@
 /**
- * GET /portfolio/balances/stream (private, no parameters): `event: snapshot` with the caller's
+ * GET /portfolio/balances/stream (private; cancelOnDisconnect, cancel-on-disconnect.ts): `event: snapshot` with the caller's
  * unified balances on connect, then `event: update` whenever they change (coalesced every
  * BALANCES_INTERVAL_MS); `event: error` UPSTREAM_UNAVAILABLE (retryable) when the core stops.
  * The view is balances-view.ts. Tested by test/streams/balances-stream.test.ts.
@@ -8,7 +8,7 @@ import type { TypedApp } from '../app.ts';
 import { BALANCES_INTERVAL_MS, BalancesViews } from './balances-view.ts';
 import type { StreamHub } from './hub.ts';
 import { openStream } from './open.ts';
-import { BalancesMessage, NoQuery, streamResponses } from './schemas.ts';
+import { BalancesMessage, BalancesStreamQuery, streamResponses } from './schemas.ts';
 
 export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
   const balances = new BalancesViews(hub);
@@ -23,11 +23,14 @@ export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
         'payload } ' +
         'with payload { wallet, perps, options, spot, pendingWithdrawalTotal, updatedAt }, each bucket ' +
         `{ available, locked, total } in USDC. Changes are coalesced every ${BALANCES_INTERVAL_MS} ms and ` +
-        'sent only when a figure changed, and only once durable (no figure a crash could take back). Session cookie, Bearer or x-api-key (scope read).',
-      querystring: NoQuery,
+        'sent only when a figure changed, and only once durable (no figure a crash could take back). Session cookie, Bearer or x-api-key (scope read). ' +
+        'cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes.',
+      querystring: BalancesStreamQuery,
       response: streamResponses(BalancesMessage, [400, 401, 403, 429, 503]),
     },
   }, async (req, reply) => {
-    openStream(hub, req, reply, { private: true, start: (conn, address) => balances.join(conn, address!) });
+    openStream(hub, req, reply, {
+      private: true, cancelOnDisconnect: req.query.cancelOnDisconnect, start: (conn, address) => balances.join(conn, address!),
+    });
   });
 }

@@ -50,6 +50,21 @@ const OpenOnly = Type.Optional(
   }),
 );
 
+/** Cancel on disconnect (cancel-on-disconnect.ts), on every private stream of the caller's account. */
+const CancelOnDisconnect = Type.Optional(
+  Type.Boolean({
+    default: false,
+    description:
+      'true: when this stream closes for any reason other than the server\'s clean shutdown (the client ' +
+      'disconnects, or the server ends it), every live order of the account on every venue is cancelled, ' +
+      'untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or ' +
+      'an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries ' +
+      'X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees ' +
+      '(the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch ' +
+      '(POST /orders/cancel-all-after) holds through both.',
+  }),
+);
+
 export const BookStreamQuery = Type.Object(
   {
     marketId: MarketId,
@@ -65,12 +80,13 @@ export const EventsStreamQuery = Type.Object(
     depth: depth(STREAM_BOUNDS.events.depth),
     openOnly: OpenOnly,
     intervalMs: interval(STREAM_BOUNDS.events.intervalMs),
+    cancelOnDisconnect: CancelOnDisconnect,
   },
   { additionalProperties: false },
 );
 
 export const UserStreamQuery = Type.Object(
-  { openOnly: OpenOnly, intervalMs: interval(STREAM_BOUNDS.user.intervalMs) },
+  { openOnly: OpenOnly, intervalMs: interval(STREAM_BOUNDS.user.intervalMs), cancelOnDisconnect: CancelOnDisconnect },
   { additionalProperties: false },
 );
 
@@ -82,6 +98,7 @@ export const OptionsEventsQuery = Type.Object(
     includeReference: Type.Optional(
       Type.Boolean({ default: false, description: 'add the board\'s reference overlay (never tradable)' }),
     ),
+    cancelOnDisconnect: CancelOnDisconnect,
   },
   { additionalProperties: false },
 );
@@ -96,6 +113,8 @@ export const BoardStreamQuery = Type.Object(
 );
 
 export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+export const BalancesStreamQuery = Type.Object({ cancelOnDisconnect: CancelOnDisconnect }, { additionalProperties: false });
 
 const Envelope = (payload: TSchema, extra: Record<string, TSchema> = {}) =>
   Type.Object({
