@@ -42,7 +42,8 @@ export interface AppendMessage {
  * projection failed (the history can no longer follow the journal until a restart).
  */
 export interface WorkerReport {
-  readonly kind: 'appended' | 'projected';
+  /** `ready`: the worker's modules are loaded (sent once); a worker is never terminated before it. */
+  readonly kind: 'appended' | 'projected' | 'ready';
   readonly upTo: number;
   readonly ok: boolean;
   readonly error?: string;
@@ -187,3 +188,5 @@ if (segments !== null) setTimeout(trimChunk, PRUNE_EVERY_MS).unref();
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+parentPort!.postMessage({ kind: 'ready', upTo: 0, ok: true } satisfies WorkerReport);

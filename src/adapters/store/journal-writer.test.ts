@@ -53,7 +53,7 @@ test('a malformed message fails its batch with an error acknowledgement and writ
   const path = join(dir, 'malformed.sqlite');
   const db = openDatabase(path);
   const journal = new Journal(db, historyProjectors(db));
-  const worker = journalWorker(path, 8);
+  const worker = await journalWorker(path, 8);
   try {
     const command = { type: 'clock.tick' };
     const message: AppendMessage = { id: 1, batch: [[1_000, command], [1_001, command, 9, 'not an event']] };
@@ -96,7 +96,7 @@ test('appends are acknowledged before their history is written, and appends queu
   const projectors = historyProjectors(db);
   const [wallet] = projectors;
   const journal = new Journal(db, projectors);
-  const worker = journalWorker(path, 1); // one batch per transaction, so each message is its own append
+  const worker = await journalWorker(path, 1); // one batch per transaction, so each message is its own append
   try {
     const reports: WorkerReport[] = [];
     worker.on('message', (r: WorkerReport) => reports.push(r));
@@ -120,7 +120,7 @@ test('after a history write fails, nothing more is appended: the core has stoppe
   const journal = new Journal(db, historyProjectors(db));
   // The disk refuses history rows and only them: the journal's own table still takes appends.
   db.exec(`CREATE TRIGGER history_refused BEFORE INSERT ON ledger_entries BEGIN SELECT RAISE(ABORT, 'history disk full'); END`);
-  const worker = journalWorker(path, 1);
+  const worker = await journalWorker(path, 1);
   try {
     const reports: WorkerReport[] = [];
     worker.on('message', (r: WorkerReport) => reports.push(r));
@@ -160,11 +160,14 @@ test('whenProjected resolves once the history holds the journal up to that seq',
   }
 });
 
-/** The journal worker itself, without a writer in front of it: the test posts and reads its messages. */
-function journalWorker(dbPath: string, maxCoalesced: number): Worker {
+/** The journal worker itself, without a writer in front of it, once loaded: the test posts and reads its messages. */
+async function journalWorker(dbPath: string, maxCoalesced: number): Promise<Worker> {
   const entry = new URL('./journal-worker.ts', import.meta.url).href;
   const workerData: JournalWorkerData & { entry: string } = { entry, dbPath, maxCoalesced, maxProjectionLag: 1024 };
-  return new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData });
+  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData });
+  const [ready] = (await once(worker, 'message')) as [WorkerReport];
+  assert.equal(ready.kind, 'ready');
+  return worker;
 }
 
 async function waitUntil(condition: () => boolean): Promise<void> {

@@ -94,6 +94,8 @@ export class WorkerJournalWriter implements JournalWriter {
   private acknowledged = 0;
   private projectedSeq: number;
   private closing = false;
+  /** Resolves once the worker has loaded its modules (or exited). */
+  private readonly ready: Promise<void>;
 
   constructor(dbPath: string, options: WorkerJournalOptions) {
     this.projectedTypes = options.projectedTypes;
@@ -107,7 +109,14 @@ export class WorkerJournalWriter implements JournalWriter {
     };
     // From source through tsx, from the build as dist/journal-worker.js (adapters/worker-entry.ts).
     this.worker = spawnWorker(new URL('./journal-worker.ts', import.meta.url), data);
-    this.worker.on('message', (report: WorkerReport) => (report.kind === 'appended' ? this.settle(report) : this.projected(report)));
+    this.ready = new Promise((resolve) => {
+      this.worker.once('exit', () => resolve());
+      this.worker.on('message', (report: WorkerReport) => {
+        if (report.kind === 'ready') resolve();
+        else if (report.kind === 'appended') this.settle(report);
+        else this.projected(report);
+      });
+    });
     this.worker.on('error', (error) => this.failAll(error));
     this.worker.on('exit', (code) => {
       if (!this.closing && (this.waiting.size > 0 || code !== 0)) this.failAll(new Error(`journal worker exited with code ${code}`));
@@ -141,6 +150,9 @@ export class WorkerJournalWriter implements JournalWriter {
 
   async close(): Promise<void> {
     this.closing = true;
+    // Terminating a worker while it still evaluates its modules can abort the whole process in
+    // V8 (a fatal "location_ != nullptr" check, nodejs/node#53238): wait until it is loaded.
+    await this.ready;
     await this.worker.terminate();
   }
 

@@ -184,3 +184,5 @@ parentPort!.on('message', () => {
   }
   parentPort!.postMessage(report);
 });
+// Loaded: the parent may now terminate this worker safely (snapshotter.ts).
+parentPort!.postMessage('ready');

@@ -30,6 +30,8 @@ const CHECK_MS = 1_000;
 export class Snapshotter {
   private timer: NodeJS.Timeout | null = null;
   private worker: Worker | null = null;
+  /** Per worker, resolved once it has loaded its modules (or exited): it is never terminated before. */
+  private readonly loaded = new WeakMap<Worker, Promise<void>>();
   private running: Promise<SnapshotWorkerReport> | null = null;
   private lastSeq: number;
   private lastAt = Date.now();
@@ -63,7 +65,11 @@ export class Snapshotter {
     this.timer = null;
     const worker = this.worker;
     this.worker = null;
-    await worker?.terminate();
+    if (worker === null) return;
+    // Terminating a worker while it still evaluates its modules can abort the whole process in V8
+    // (a fatal "location_ != nullptr" check, nodejs/node#53238): wait until it is loaded.
+    await this.loaded.get(worker);
+    await worker.terminate();
   }
 
   private check(): void {
@@ -75,7 +81,7 @@ export class Snapshotter {
 
   private run(): Promise<SnapshotWorkerReport> {
     const worker = this.worker ?? this.spawn();
-    const done = new Promise<SnapshotWorkerReport>((resolve) => {
+    const done = this.loaded.get(worker)!.then(() => new Promise<SnapshotWorkerReport>((resolve) => {
       const fail = (error: string) => {
         this.worker = null; // a new worker (restoring from the files) serves the next snapshot
         resolve({ ok: false, error });
@@ -89,8 +95,8 @@ export class Snapshotter {
         worker.off('exit', onExit);
         resolve(report);
       });
-    });
-    worker.postMessage('snapshot');
+      worker.postMessage('snapshot');
+    }));
     this.running = done.then((report) => {
       this.finish(report);
       return report;
@@ -106,6 +112,16 @@ export class Snapshotter {
     };
     const worker = spawnWorker(new URL('./snapshot-worker.ts', import.meta.url), data);
     worker.unref();
+    // The worker says 'ready' once its modules are loaded (or it exits first).
+    this.loaded.set(worker, new Promise<void>((resolve) => {
+      const onReady = (message: unknown) => {
+        if (message !== 'ready') return;
+        worker.off('message', onReady);
+        resolve();
+      };
+      worker.on('message', onReady);
+      worker.once('exit', () => resolve());
+    }));
     // A worker that died between snapshots is replaced at the next one.
     worker.on('exit', () => {
       if (this.worker === worker) this.worker = null;
