@@ -66,7 +66,7 @@ data-only message (no \`event:\` field) carrying the full board snapshot (eventT
 orders route against the order book.
 
 **Durability.** A 2xx answer to a state change means it is durably journaled: it survives a crash.
-History reads (order and trade lists, wallet history and settlements, candles, market stats) always
+History reads (order and trade lists, the public trade tape, wallet history and settlements, candles, market stats) always
 include every state change answered before the read began.
 
 **Versioning.** Responses carry \`X-Api-Version: 1\`. The surface grows additively.
@@ -82,7 +82,7 @@ export function openApiDocument(settings: Settings): OpenApiDocument {
     tags: [
       { name: 'auth', description: 'Sign-in with Ethereum and sessions' },
       { name: 'api-keys', description: 'API key management (session only)' },
-      { name: 'market-data', description: 'Public markets, books, stats, candles, fees' },
+      { name: 'market-data', description: 'Public markets, books, trade tapes, stats, candles, fees, the TradingView UDF datafeed (/udf)' },
       { name: 'perps', description: 'Perpetuals and dated futures: orders, quotes, positions' },
       {
         name: 'options-spot',
@@ -93,9 +93,9 @@ export function openApiDocument(settings: Settings): OpenApiDocument {
       { name: 'admin', description: 'Operator endpoints (enabled by ADMIN_TOKEN)' },
       {
         name: 'streams',
-        description: 'Server-Sent Events: order books, own fills and positions, balances, the option board',
+        description: 'Server-Sent Events: order books, public trades, own fills and positions, balances, the option board',
       },
-      { name: 'system', description: 'Health' },
+      { name: 'system', description: 'Health, server time' },
     ],
     components: {
       securitySchemes: {
