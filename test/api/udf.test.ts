@@ -10,8 +10,8 @@
  * `/udf/search` by text, type and limit; `/udf/history` bars built from the trades at every
  * resolution asked, `to` excluded (where /perps/ohlc includes it), countback, `no_data` with
  * nextTime, `1D` = `D`, an option's bars (which /perps/ohlc does not serve), currencyCode, and the
- * refusals; and, once a dated future and an option have expired, their trades still on the tape
- * while the future resolves as expired and neither can be streamed.
+ * refusals; the OpenAPI document; and, once a dated future and an option have expired, their
+ * trades still on the tape while the future resolves as expired and neither can be streamed.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -215,6 +215,24 @@ describe('history', () => {
       `symbol=BTC-PERP&resolution=1&from=${T0S}&to=${T0S + 60}&firstDataRequest=true`,
     ]) refused(await udf(`history?${query}`), 400, 'VALIDATION_ERROR');
     refused(await udf(`history?symbol=BTC-PERP&resolution=1&from=${T0S - 91 * 86_400}&to=${T0S}`), 400, 'RANGE_TOO_LARGE');
+  });
+});
+
+describe('OpenAPI', () => {
+  test('documents /time, the UDF routes and the trades stream', async () => {
+    const doc = (await call(url, '/openapi.json')).body;
+    for (const path of ['/time', '/udf/config', '/udf/symbols', '/udf/search', '/udf/time', '/udf/history', '/markets/{marketId}/trades/stream']) {
+      assert.ok(doc.paths[path]?.get, path);
+    }
+    assert.deepEqual(doc.paths['/time'].get.tags, ['system']);
+    assert.ok(doc.paths['/udf/time'].get.responses['200'].content['text/plain']);
+    const history = doc.paths['/udf/history'].get;
+    assert.deepEqual(history.parameters.map((p: { name: string }) => p.name).sort(),
+      ['countback', 'currencyCode', 'from', 'resolution', 'symbol', 'to']);
+    assert.ok(history.responses['404'] && history.responses['400']);
+    const stream = doc.paths['/markets/{marketId}/trades/stream'].get;
+    assert.deepEqual(stream.tags, ['streams']);
+    assert.ok(stream.responses['200'].content['text/event-stream'] && stream.responses['429']);
   });
 });
 
