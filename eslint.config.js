@@ -14,7 +14,7 @@ const pureImportBan = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'dist', 'coverage'] },
+  { ignores: ['node_modules', 'data', 'dist', 'coverage', 'sdk/dist'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const DIRS = ['src', 'test', 'bench', 'scripts'];
+const DIRS = ['src', 'test', 'bench', 'scripts', 'sdk/src'];
 const UNFINISHED = new RegExp(['TO' + 'DO', 'FIX' + 'ME', 'X' + 'XX', 'not ' + 'implemented'].join('|'), 'i');
 
 function walk(dir: string, out: string[] = []): string[] {
