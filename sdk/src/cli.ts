@@ -8,7 +8,7 @@
  * `off` keeps none), so that a run does not open a new session each time (the service allows 60
  * new sessions per address per hour).
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -496,4 +496,15 @@ export function runCli(): void {
   });
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) runCli();
+/** True when this module is the program (run directly, or through the symlink npm makes for a bin). */
+function isMain(): boolean {
+  const argv1 = process.argv[1];
+  if (argv1 === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(argv1)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) runCli();
