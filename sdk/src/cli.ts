@@ -68,6 +68,7 @@ Account:
 
 Streams (Ctrl-C to stop; --count N stops after N events):
   watch book <market> [--depth N]       live order book (public)
+  watch trades <market>                 the public trade tape of any market (public)
   watch board [--underlying BTC]        option board snapshots (public)
   watch events <market>                 your fills, positions and the book on one market
   watch user                            your fills and positions on every market
@@ -401,8 +402,9 @@ function bookText(marketId: string, bids: readonly { price: string; size: string
   ])}`;
 }
 
-const WATCH: Record<string, { path: StreamPath; key?: string; query?: (flags: Flags) => Record<string, string> }> = {
+const WATCH: Record<string, { path: StreamPath; key?: string; param?: string; query?: (flags: Flags) => Record<string, string> }> = {
   book: { path: '/perps/book-stream', key: 'marketId' },
+  trades: { path: '/markets/{marketId}/trades/stream', param: 'marketId' },
   events: { path: '/perps/stream/events', key: 'marketId' },
   user: { path: '/perps/stream/user' },
   balances: { path: '/portfolio/balances/stream' },
@@ -411,12 +413,14 @@ const WATCH: Record<string, { path: StreamPath; key?: string; query?: (flags: Fl
 };
 
 async function watch(args: string[], flags: Flags, client: ExchangeClient, io: Io): Promise<void> {
-  const what = need(args[0], 'what to watch (book, board, events, user, balances, options or a stream path)');
+  const what = need(args[0], 'what to watch (book, trades, board, events, user, balances, options or a stream path)');
   const known = WATCH[what];
   let path: StreamPath;
   const query: Record<string, string> = {};
+  const params: Record<string, string> = {};
   if (known !== undefined) {
     path = known.path;
+    if (known.param !== undefined) params[known.param] = need(args[1], 'market');
     if (known.key !== undefined) query[known.key] = need(args[1], known.key === 'marketId' ? 'market' : known.key);
     Object.assign(query, known.query?.(flags) ?? {});
     if (flags.depth !== undefined && what === 'book') query.depth = flags.depth;
@@ -428,7 +432,7 @@ async function watch(args: string[], flags: Flags, client: ExchangeClient, io: I
       query[kv.slice(0, at)] = kv.slice(at + 1);
     }
   } else {
-    throw new UsageError(`watch ${what}: book, board, events, user, balances, options or a stream path`);
+    throw new UsageError(`watch ${what}: book, trades, board, events, user, balances, options or a stream path`);
   }
   const count = int(flags.count, '--count');
   const book = new LocalBook();
@@ -437,6 +441,7 @@ async function watch(args: string[], flags: Flags, client: ExchangeClient, io: I
   io.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   const sub = client.stream(path, {
     query: query as never,
+    params,
     signal: stop.signal,
     onStatus: (s) => {
       if (s.state === 'reconnecting') io.err(`stream: reconnecting in ${s.delayMs} ms (${s.reason})`);

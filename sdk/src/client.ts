@@ -296,6 +296,14 @@ export class ExchangeClient {
     return out;
   }
 
+  /**
+   * The dead-man switch: unless called again within `timeoutMs`, every live order of the account
+   * is cancelled (0 disarms). Call it periodically, well within the timeout.
+   */
+  cancelAllAfter(timeoutMs: number) {
+    return this.post('/orders/cancel-all-after', { body: { timeoutMs } });
+  }
+
   /** Resting orders on both venues. */
   async openOrders(): Promise<Order[]> {
     const [perps, clob] = await Promise.all([this.get('/perps/orders/open'), this.get('/orders/open')]);

@@ -36,6 +36,8 @@ export type StreamStatus =
   | { readonly state: 'closed'; readonly error?: Error };
 
 export interface StreamOptions<P extends StreamPath> {
+  /** Path parameters, e.g. `{ marketId }` for /markets/{marketId}/trades/stream. */
+  readonly params?: Record<string, string>;
   readonly query?: StreamQuery<P>;
   readonly onEvent?: (event: StreamEvent<P>) => void;
   readonly onStatus?: (status: StreamStatus) => void;
@@ -178,7 +180,7 @@ export class Subscription<P extends StreamPath> implements AsyncIterable<StreamE
     try {
       const credentials = this.transport.credentials();
       const headers = { accept: 'text/event-stream', ...(await credentials.headers()) };
-      const url = this.transport.url(this.path, undefined, this.options.query as object | undefined);
+      const url = this.transport.url(this.path, this.options.params, this.options.query as object | undefined);
       touch();
       let res: Response;
       try {

@@ -223,6 +223,13 @@ describe('trading', () => {
     assert.equal((await maker.cancelAll()).length, 2);
   });
 
+  test('the dead-man switch is armed and disarmed through the SDK', async () => {
+    const armed = await maker.cancelAllAfter(60_000);
+    assert.equal(armed.armed, true);
+    assert.equal((await maker.get('/orders/cancel-all-after')).armed, true);
+    assert.equal((await maker.cancelAllAfter(0)).armed, false);
+  });
+
   test('API keys: created, used as x-api-key within their scope, revoked', async () => {
     const created = await maker.createApiKey({ name: 'sdk test', scope: 'read' });
     const keyClient = new ExchangeClient({ baseUrl: base, apiKey: created.secret });

@@ -90,7 +90,7 @@ function assertGapFree(events: readonly { kind: string; seq: number; connection:
 
 const levels = (rows: readonly (readonly string[])[]) => rows.map(([price, size]) => [price!, size!]);
 
-describe('the six streams, typed', () => {
+describe('the streams, typed', () => {
   test('each opens with a snapshot whose payload has the documented shape', async () => {
     const instrument = (await taker.instruments({ underlying: 'BTC' }))[0];
     assert.ok(instrument !== undefined, 'an option instrument is listed');
@@ -101,6 +101,7 @@ describe('the six streams, typed', () => {
       taker.stream('/portfolio/balances/stream'),
       taker.stream('/markets/board/stream', { query: { underlying: 'BTC' } }),
       taker.stream('/options/stream/events', { query: { marketId: instrument.id, includeReference: true } }),
+      taker.stream('/markets/{marketId}/trades/stream', { params: { marketId: BTC } }),
     ] as const;
     try {
       const firsts = await Promise.all(subs.map(async (s) => {
@@ -108,10 +109,11 @@ describe('the six streams, typed', () => {
         throw new Error(`${s.path} ended`);
       }));
       for (const e of firsts) assert.equal(e.kind, 'snapshot');
-      const [book, events, user, balances, board, options] = firsts.map((e) => e.message) as [
+      const [book, events, user, balances, board, options, tape] = firsts.map((e) => e.message) as [
         StreamEvent<'/perps/book-stream'>['message'], StreamEvent<'/perps/stream/events'>['message'],
         StreamEvent<'/perps/stream/user'>['message'], StreamEvent<'/portfolio/balances/stream'>['message'],
         StreamEvent<'/markets/board/stream'>['message'], StreamEvent<'/options/stream/events'>['message'],
+        StreamEvent<'/markets/{marketId}/trades/stream'>['message'],
       ];
       assert.equal(book.payload.marketId, BTC);
       assert.ok(Array.isArray(book.payload.bids));
@@ -125,6 +127,7 @@ describe('the six streams, typed', () => {
       assert.equal(board.payload.underlyingSymbol, 'BTC');
       assert.equal(options.payload.marketId, instrument.id);
       assert.equal(options.payload.reference?.tradable, false);
+      assert.ok(tape.eventSeq >= 1, 'the trade tape stream (a seventh, added beside the six) is typed too');
     } finally {
       for (const s of subs) s.close();
     }
