@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { siweMessage, toSigner, type Session, type SignerInput, type SiweSigner } from './auth.ts';
 import { decimal } from './decimal.ts';
-import { ApiError, Transport, type CallOptions, type Credentials, type RetryInfo, type RetryPolicy } from './http.ts';
+import { ApiError, Transport, type CallOptions, type Credentials, type ResponseInfo, type RetryInfo, type RetryPolicy } from './http.ts';
 import { Subscription, type StreamOptions } from './sse.ts';
 import type { BodyOf, Method, PathOf, RequestArgs, ResponseOf, StreamPath } from './types.ts';
 
@@ -40,6 +40,7 @@ export interface ClientOptions {
   readonly retry?: Partial<RetryPolicy>;
   readonly timeoutMs?: number;
   readonly onRetry?: (info: RetryInfo) => void;
+  readonly onResponse?: (info: ResponseInfo) => void;
 }
 
 /** Routes whose args can be left out (nothing required). */

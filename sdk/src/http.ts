@@ -40,6 +40,15 @@ export interface TransportOptions {
   readonly timeoutMs?: number;
   /** Told of every retry (the CLI prints them with --verbose). */
   readonly onRetry?: (info: RetryInfo) => void;
+  /** Told of every answer, before it is read (e.g. to follow the X-RateLimit-* budget). */
+  readonly onResponse?: (info: ResponseInfo) => void;
+}
+
+export interface ResponseInfo {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly headers: Headers;
 }
 
 export interface RetryInfo {
@@ -151,6 +160,7 @@ export class Transport {
         await this.pause(method, path, attempt, this.backoff(attempt), `network: ${describe(error)}`);
         continue;
       }
+      this.options.onResponse?.({ method: method.toUpperCase(), path, status: res.status, headers: res.headers });
       const body = await readBody(res);
       if (res.ok) return body as ResponseOf<P, M>;
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));

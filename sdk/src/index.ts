@@ -9,7 +9,7 @@ export type {
   ApiKeyInput, BulkQuoteInput, ClientOptions, ClobOrderInput, Market, Order, OrderInput, PerpOrderInput, TransferInput, Venue,
 } from './client.ts';
 export { ApiError, NetworkError, DEFAULT_RETRY, parseRetryAfter } from './http.ts';
-export type { CallOptions, RetryInfo, RetryPolicy } from './http.ts';
+export type { CallOptions, ResponseInfo, RetryInfo, RetryPolicy } from './http.ts';
 export { toSigner } from './auth.ts';
 export type { Session, SignerInput, SiweSigner, WalletClientLike } from './auth.ts';
 export { StreamError, Subscription } from './sse.ts';
