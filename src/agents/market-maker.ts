@@ -84,6 +84,20 @@ interface MarketRow {
 
 const YEAR = 365 * 86_400_000;
 
+/** What an operator sees of the maker (GET /metrics): read-only figures, nothing to act on it. */
+export interface MarketMakerStatus {
+  /** Signed in and funded: cycles run every `cycleMs`. */
+  readonly running: boolean;
+  /** Service time (ms) `start()` was called, or null before. */
+  readonly startedAt: number | null;
+  /** Service time (ms) the last cycle that ran to its end began, or null before the first. */
+  readonly lastCycleAt: number | null;
+  /** Cycles that ended in an error (each is logged). */
+  readonly cycleFailures: number;
+  /** Markets and option instruments whose ladder the maker last sent holds a level. */
+  readonly marketsQuoted: number;
+}
+
 /** Thrown by a request attempted after `stop()`: the maker winds down without touching the venue. */
 class Stopped extends Error {}
 
@@ -103,6 +117,9 @@ export class MarketMaker {
   /** Markets whose last quote had a rejected level (logged once until a clean quote). */
   private readonly warned = new Set<string>();
   private orderBudget: { limit: number; remaining: number; resetAt: number } | null = null;
+  private startedAt: number | null = null;
+  private lastCycleAt: number | null = null;
+  private cycleFailures = 0;
 
   constructor(
     private readonly app: TypedApp,
@@ -116,8 +133,19 @@ export class MarketMaker {
     return privateKeyToAccount(this.privateKey).address;
   }
 
+  status(): MarketMakerStatus {
+    return {
+      running: this.timer !== null,
+      startedAt: this.startedAt,
+      lastCycleAt: this.lastCycleAt,
+      cycleFailures: this.cycleFailures,
+      marketsQuoted: this.sent.quoted(),
+    };
+  }
+
   /** Signs in, funds itself once, then runs a cycle every `cycleMs`. */
   start(): Promise<void> {
+    this.startedAt = this.ctx.now();
     this.starting = (async () => {
       try {
         await this.signIn();
@@ -239,6 +267,7 @@ export class MarketMaker {
   private async cycle(): Promise<void> {
     if (this.busy || !this.ctx.sequencer.isHealthy()) return;
     this.busy = true;
+    const started = this.ctx.now();
     try {
       const [markets, positions, assets] = await Promise.all([
         this.api('GET', '/perps/markets').then((r) => r.body as MarketRow[]),
@@ -247,8 +276,11 @@ export class MarketMaker {
       ]);
       await this.run(markets.map((m) => () => this.quoteLinear(m, this.inventory(m, positions, assets))));
       await this.quoteOptions(markets);
+      this.lastCycleAt = started;
     } catch (error) {
-      if (!(error instanceof Stopped)) this.log('market maker cycle failed', error);
+      if (error instanceof Stopped) return;
+      this.cycleFailures++;
+      this.log('market maker cycle failed', error);
     } finally {
       this.busy = false;
     }

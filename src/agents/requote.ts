@@ -39,6 +39,13 @@ export function ladderDiffers(a: readonly WireLevel[], b: readonly WireLevel[], 
 export class SentQuotes {
   private readonly sent = new Map<string, { readonly quotes: readonly WireLevel[]; readonly at: number }>();
 
+  /** Markets whose last ladder sent holds at least one level (the maker's status, metrics). */
+  quoted(): number {
+    let n = 0;
+    for (const entry of this.sent.values()) if (entry.quotes.length > 0) n++;
+    return n;
+  }
+
   /** Why `quotes` must be sent to `marketId` now, or null when the book already has them. */
   due(marketId: string, quotes: readonly WireLevel[], now: number, refreshMs: number, tick: Fixed, lot: Fixed): Due | null {
     const last = this.sent.get(marketId);

@@ -28,7 +28,7 @@
  */
 import type { Command, CommandOf, CommandType } from '../core/commands.ts';
 import type { ExchangeEvent } from '../core/events.ts';
-import { reject, type Rejection } from '../core/errors.ts';
+import { reject, type RejectCode, type Rejection } from '../core/errors.ts';
 import type { Exchange, Outcome, ResultOf } from '../core/exchange.ts';
 import type { CommittedCommand, Journal, JournalRecord } from '../adapters/store/journal.ts';
 import type { JournalWriter } from '../adapters/store/journal-writer.ts';
@@ -38,6 +38,18 @@ export interface Clock {
 }
 
 export type EventListener = (events: readonly ExchangeEvent[], command: Command) => void;
+
+/**
+ * What the sequencer tells an observer (the service's metrics, gateway/metrics.ts): each command
+ * as the core applies or rejects it, and each batch once durable. Both run on the hot path, so an
+ * observer only counts (a property increment); nothing is kept here.
+ */
+export interface SequencerObserver {
+  /** A command the core ran: `rejected` is its rejection's code, or null when it was applied. */
+  command(type: CommandType, rejected: RejectCode | null): void;
+  /** A batch of `commands` made durable `ms` after it was sent to the journal writer. */
+  batch(commands: number, ms: number): void;
+}
 
 /** A snapshot recovery started from (adapters/store/snapshot-store.ts). */
 export interface RestoredSnapshot {
@@ -104,6 +116,7 @@ export class Sequencer {
   private flushScheduled = false;
   private fatal: unknown = null;
   private readonly listeners: EventListener[] = [];
+  private observer: SequencerObserver | null = null;
   private commitCount = 0;
   private committedSeq: number;
   private inFlight = 0;
@@ -212,6 +225,11 @@ export class Sequencer {
     };
   }
 
+  /** Sets the observer of commands and batches (one; the service's metrics). */
+  observe(observer: SequencerObserver): void {
+    this.observer = observer;
+  }
+
   submit<T extends CommandType>(command: CommandOf<T>): Promise<Outcome<ResultOf<T>>> {
     if (this.fatal !== null) return Promise.resolve(STOPPED);
     if (this.recovering) return Promise.resolve(RECOVERING);
@@ -223,6 +241,7 @@ export class Sequencer {
       return Promise.resolve(reject('INTERNAL', 'internal error'));
     }
     if (outcome.ok) this.batch.push({ ts: this.exchange.now(), command, events: outcome.events });
+    this.observer?.command(command.type, outcome.ok ? null : outcome.code);
     return new Promise((resolve) => {
       this.replies.push({ outcome, resolve: resolve as (o: Outcome<unknown>) => void });
       if (this.batch.length >= this.options.earlyFlushAt) this.flush();
@@ -292,7 +311,11 @@ export class Sequencer {
 
   private write(batch: CommittedCommand[]): Promise<void> {
     this.inFlight++;
-    return this.writer.append(batch).finally(() => {
+    const observer = this.observer;
+    const sent = observer === null ? 0 : performance.now();
+    const written = this.writer.append(batch);
+    if (observer !== null) written.then(() => observer.batch(batch.length, performance.now() - sent), () => undefined);
+    return written.finally(() => {
       this.inFlight--;
       if (this.batch.length > 0 || this.replies.length > 0) this.scheduleFlush();
     });

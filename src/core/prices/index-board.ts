@@ -121,6 +121,17 @@ export class IndexBoard {
     this.state(underlying).keepFrom = fromMs;
   }
 
+  /**
+   * When the newest input any source (or a push) gave for `underlying` was stamped, fresh or not,
+   * or null before the first: how long the feed has been quiet (the service's metrics).
+   */
+  newestInputTs(underlying: string): number | null {
+    const state = this.underlyings.get(underlying);
+    if (state === undefined) return null;
+    const newest = newestTs(state);
+    return newest === -Infinity ? null : newest;
+  }
+
   underlyingNames(): string[] {
     return [...this.underlyings.keys()];
   }
@@ -151,9 +162,7 @@ export class IndexBoard {
   private closeStalePrice(state: UnderlyingState, now: number): void {
     const twap = state.twap;
     if (!twap.lastPriced) return;
-    let newest = state.push?.ts ?? -Infinity;
-    for (const q of state.sources.values()) if (q.ts > newest) newest = q.ts;
-    const staleAt = Math.floor(newest + this.settings.maxAgeMs) + 1;
+    const staleAt = Math.floor(newestTs(state) + this.settings.maxAgeMs) + 1;
     if (staleAt > twap.lastTs! && staleAt < now) twap.add(staleAt, null);
   }
 
@@ -165,4 +174,11 @@ export class IndexBoard {
     }
     return s;
   }
+}
+
+/** The newest input's time (a source quote or a push), or -Infinity when there is none. */
+function newestTs(state: UnderlyingState): number {
+  let newest = state.push?.ts ?? -Infinity;
+  for (const q of state.sources.values()) if (q.ts > newest) newest = q.ts;
+  return newest;
 }
