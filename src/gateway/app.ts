@@ -30,6 +30,7 @@ import { createAccessCheck, createIdentityResolver, type Access, type IdentityDe
 import { clientErrorHandler } from './client-error.ts';
 import { ConnectionLimiter } from './connection-limits.ts';
 import { RateLimiter } from './rate-limit.ts';
+import { logRequest, REQUEST_ID_HEADER, requestId } from './request-log.ts';
 import { strictValidatorCompiler } from './validation.ts';
 import { openApiDocument } from './openapi.ts';
 import { NoQuery } from './schemas/common.ts';
@@ -71,16 +72,22 @@ export interface AppOptions {
   readonly settings: Settings;
   readonly identity: IdentityDeps;
   readonly logger?: boolean;
+  /** Where log lines go (default stdout); tests read them. */
+  readonly logStream?: { write(line: string): void };
   /** Runs before every other hook: answers requests itself while the core recovers (startup.ts). */
   readonly gate?: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** Runs once each response is sent, after its log line (the service's metrics, metrics.ts). */
+  readonly onResponse?: (req: FastifyRequest, reply: FastifyReply) => void;
 }
 
 export async function createApp(options: AppOptions): Promise<TypedApp> {
   const { settings } = options;
   const limiter = new RateLimiter(settings.rateLimit);
   const app = Fastify({
-    logger: options.logger === false || settings.logLevel === 'silent' ? false : { level: settings.logLevel },
-    logController: new LogController({ disableRequestLogging: true }),
+    logger: options.logger === false || settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: options.logStream },
+    // X-Request-Id: the client's when well-formed, else a new one (request-log.ts); logged as requestId.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    genReqId: requestId,
     bodyLimit: SERVER_LIMITS.bodyLimitBytes,
     requestTimeout: SERVER_LIMITS.requestTimeoutMs,
     connectionTimeout: SERVER_LIMITS.connectionTimeoutMs,
@@ -100,7 +107,11 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
     // the error handler; without this they answer Fastify's own body, not the envelope.
     frameworkErrors: (error, req, reply) => {
       reply.header('X-Api-Version', '1');
-      const send = (e: unknown) => sendError(app, e, req as FastifyRequest, reply as FastifyReply);
+      reply.header(REQUEST_ID_HEADER, req.id);
+      const send = (e: unknown) => {
+        sendError(app, e, req as FastifyRequest, reply as FastifyReply);
+        responded(req as FastifyRequest, reply as FastifyReply); // no onResponse hook runs for these
+      };
       limiter.hook()(req as FastifyRequest, reply as FastifyReply).then(() => send(error), send);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -117,9 +128,15 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   app.addHook('onRoute', stateQueryAndCredentials);
-  app.addHook('onRequest', async (_req, reply) => {
+  app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Api-Version', '1');
+    reply.header(REQUEST_ID_HEADER, req.id);
   });
+  const responded = (req: FastifyRequest, reply: FastifyReply): void => {
+    logRequest(req, reply);
+    options.onResponse?.(req, reply);
+  };
+  app.addHook('onResponse', async (req, reply) => responded(req, reply));
   if (options.gate !== undefined) app.addHook('onRequest', options.gate);
   app.addHook('onRequest', createIdentityResolver(options.identity));
   app.addHook('onRequest', limiter.hook());

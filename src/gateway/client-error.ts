@@ -3,10 +3,12 @@
  * `SERVER_LIMITS.maxHeaderBytes`, a malformed request line, header or Content-Length, a request not
  * received within `SERVER_LIMITS.requestTimeoutMs`. No route, hook or error handler runs for them,
  * and Fastify's default answer is a body of its own without the headers every response carries;
- * this one answers the `{ error, message }` envelope with X-Api-Version and the rate-limit headers
+ * this one answers the `{ error, message }` envelope with X-Api-Version, a new X-Request-Id (the
+ * request's own header was never read; request-log.ts) and the rate-limit headers
  * (counted on the peer's anonymous budget: no credential was read), then closes the connection,
  * since the parser cannot tell where a next request on it would start.
  */
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyBaseLogger } from 'fastify';
@@ -28,7 +30,8 @@ export function clientErrorHandler(limiter: RateLimiter, limits: ClientErrorLimi
       return;
     }
     const { status, body } = clientErrorBody(error, limits);
-    log().debug({ code: error.code, status }, 'HTTP request refused by the parser');
+    const requestId = randomUUID();
+    log().debug({ code: error.code, status, requestId }, 'HTTP request refused by the parser');
     const budget = limiter.takeAnonymous(socket.remoteAddress ?? 'unknown');
     const json = JSON.stringify(body);
     const head = [
@@ -36,6 +39,7 @@ export function clientErrorHandler(limiter: RateLimiter, limits: ClientErrorLimi
       'Content-Type: application/json; charset=utf-8',
       `Content-Length: ${Buffer.byteLength(json)}`,
       'X-Api-Version: 1',
+      `X-Request-Id: ${requestId}`,
       `X-RateLimit-Limit: ${budget.limit}`,
       `X-RateLimit-Remaining: ${budget.remaining}`,
       `X-RateLimit-Reset: ${budget.resetSeconds}`,

@@ -54,7 +54,7 @@ export function testServiceEnv(dataDir: string, port: number | string): Record<s
 export async function startService(
   env: Record<string, string> = {},
   dataDir?: string,
-  options: { clock?: { now(): number } } = {},
+  options: { clock?: { now(): number }; logStream?: { write(line: string): void } } = {},
 ): Promise<TestService> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'exchange-test-'));
   const merged: Record<string, string> = { ...testServiceEnv(dir, 0), LOG_LEVEL: 'silent', ...env };
@@ -62,7 +62,9 @@ export async function startService(
   if (merged.ADMIN_TOKEN === '') delete merged.ADMIN_TOKEN;
   const settings = loadSettings(merged);
   const service = await createService(settings, {
-    logger: false,
+    // Silent unless the test reads the log (it then sets LOG_LEVEL too).
+    logger: options.logStream !== undefined,
+    logStream: options.logStream,
     clock: options.clock,
     onFatal: (error) => {
       // A fail-stop in a test is a bug: make it loud instead of exiting the test process.
