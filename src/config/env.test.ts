@@ -91,3 +91,13 @@ test('secrets from the environment or a file; address and sign-in budgets', () =
   assert.equal(loadSettings({ RATE_LIMIT_IP: '12', RATE_LIMIT_SIGNIN_PER_HOUR: '3' }).rateLimit.signInsPerHour, 3);
   assert.throws(() => loadSettings({ RATE_LIMIT_IP: '0' }), /RATE_LIMIT_IP must be between/);
 });
+
+test('PUBLIC_ORIGIN defaults to where the service listens (a wildcard HOST: localhost)', () => {
+  assert.equal(loadSettings({}).publicOrigin, 'http://127.0.0.1:8080');
+  assert.equal(loadSettings({ PORT: '9001', PUBLIC_ORIGIN: '' }).publicOrigin, 'http://127.0.0.1:9001');
+  assert.equal(loadSettings({ HOST: 'localhost' }).publicOrigin, 'http://localhost:8080');
+  assert.equal(loadSettings({ HOST: '::1' }).publicOrigin, 'http://[::1]:8080');
+  assert.equal(loadSettings({ HOST: '0.0.0.0' }).publicOrigin, 'http://localhost:8080');
+  assert.equal(loadSettings({ HOST: '::' }).publicOrigin, 'http://localhost:8080');
+  assert.equal(loadSettings({ PUBLIC_ORIGIN: 'https://exchange.example' }).publicOrigin, 'https://exchange.example');
+});

@@ -106,7 +106,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export function loadSettings(env: Env = readEnv()): Settings {
   const port = int(env, 'PORT', 8080, 0, 65535);
-  const publicOrigin = origin(env.PUBLIC_ORIGIN ?? `http://localhost:${port}`);
+  const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
+  const publicOrigin = origin(env.PUBLIC_ORIGIN === undefined || env.PUBLIC_ORIGIN === '' ? listeningOrigin(host, port) : env.PUBLIC_ORIGIN);
   const jwtSecret = secret(env, 'JWT_SECRET');
   if (jwtSecret !== null && Buffer.byteLength(jwtSecret) < 32) {
     throw new ConfigError('JWT_SECRET must be at least 32 bytes (RFC 8725 3.5: HMAC keys need real entropy)');
@@ -137,7 +138,7 @@ export function loadSettings(env: Env = readEnv()): Settings {
   };
   return {
     port,
-    host: env.HOST ?? '127.0.0.1',
+    host,
     dataDir: env.DATA_DIR ?? './data',
     publicOrigin,
     chainId: int(env, 'CHAIN_ID', 1, 1, 2 ** 53 - 1),
@@ -246,6 +247,17 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
   }
   return raw as T;
+}
+
+/**
+ * PUBLIC_ORIGIN's default: where the service listens, `http://HOST:PORT` (so a browser on the
+ * default start's `http://127.0.0.1:8080` signs in: the SIWE domain and the Origin rule both check
+ * this one origin), and `http://localhost:PORT` when HOST is a wildcard (0.0.0.0, ::), which names
+ * no address a client would use.
+ */
+function listeningOrigin(host: string, port: number): string {
+  if (host === '0.0.0.0' || host === '::' || host === '[::]') return `http://localhost:${port}`;
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
 }
 
 function origin(raw: string): string {
