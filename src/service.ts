@@ -25,12 +25,16 @@ import { Sessions } from './gateway/auth/sessions.ts';
 import { SiweVerifier } from './gateway/auth/siwe.ts';
 import type { GatewayContext } from './gateway/context.ts';
 import { proxyWarning } from './gateway/proxy-warning.ts';
+import { metricsRoutes, ServiceMetrics } from './gateway/metrics.ts';
 import { SignInThrottle } from './gateway/rate-limit.ts';
 import { adminRoutes } from './gateway/routes/admin.ts';
 import { apiKeyRoutes } from './gateway/routes/api-keys.ts';
 import { authRoutes } from './gateway/routes/auth.ts';
+import { cancelAfterRoutes } from './gateway/routes/cancel-after.ts';
 import { healthFields, healthRoutes } from './gateway/routes/health.ts';
 import { marketDataRoutes } from './gateway/routes/market-data.ts';
+import { tradeTapeRoutes } from './gateway/routes/trade-tape.ts';
+import { udfRoutes } from './gateway/routes/udf.ts';
 import { walletRoutes } from './gateway/routes/wallet.ts';
 import { perpsAccountRoutes } from './gateway/routes/perps-account.ts';
 import { perpsMarketRoutes } from './gateway/routes/perps-markets.ts';
@@ -46,6 +50,7 @@ import { StreamHub } from './gateway/streams/hub.ts';
 import { perpsStreamRoutes } from './gateway/streams/perps-streams.ts';
 import { portfolioStreamRoutes } from './gateway/streams/portfolio-streams.ts';
 import { optionsStreamRoutes } from './gateway/streams/options-streams.ts';
+import { tradeStreamRoutes } from './gateway/streams/trades-streams.ts';
 import { Ticker } from './runtime/ticker.ts';
 import { MarketMaker } from './agents/market-maker.ts';
 import { MARKET_MAKER_CONFIG } from './config/market-maker.ts';
@@ -74,6 +79,8 @@ export interface Service {
 export interface ServiceOptions {
   readonly onFatal?: (error: unknown) => void;
   readonly logger?: boolean;
+  /** Where log lines go (default stdout); tests read them. */
+  readonly logStream?: { write(line: string): void };
   /** The clock commands are stamped with (default: the wall clock without its steps, SteadyClock); tests pass one they advance. */
   readonly clock?: Clock;
 }
@@ -134,9 +141,14 @@ export async function createService(settings: Settings, options: ServiceOptions 
     clockSkewMs: () => (clock instanceof SteadyClock ? clock.skewMs : 0),
   };
 
+  // GET /metrics exists only with ADMIN_TOKEN (gateway/metrics.ts); without it nothing is counted.
+  const metrics = settings.adminToken === null ? null : new ServiceMetrics({ maker: settings.marketMaker });
+  if (metrics !== null) sequencer.observe(metrics);
   app = await createApp({
     settings,
     logger: options.logger,
+    logStream: options.logStream,
+    onResponse: metrics === null ? undefined : (req, reply) => metrics.observeRequest(req, reply),
     gate: startupGate(startup, () => healthFields(ctx)),
     identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
   });
@@ -148,6 +160,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
   walletRoutes(app, ctx);
   perpsMarketRoutes(app, ctx);
   marketDataRoutes(app, ctx, fundingProvider(exchange, settings.fundingIntervalMs));
+  tradeTapeRoutes(app, ctx);
+  udfRoutes(app, ctx);
   perpsTradingRoutes(app, ctx);
   perpsAccountRoutes(app, ctx);
   clobMarketRoutes(app, ctx);
@@ -155,6 +169,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   clobStrategyRoutes(app, ctx);
   clobMmpRoutes(app, ctx);
   clobAccountRoutes(app, ctx);
+  cancelAfterRoutes(app, ctx);
   optionsBoardRoutes(app, ctx);
   const streamSettings = { heartbeatMs: settings.heartbeatMs, ...settings.streams };
   const streams = new StreamHub(ctx, streamSettings, (err, message) => app?.log.error({ err }, message));
@@ -162,8 +177,10 @@ export async function createService(settings: Settings, options: ServiceOptions 
   perpsStreamRoutes(app, streams, clobBooks);
   portfolioStreamRoutes(app, streams);
   optionsStreamRoutes(app, streams, clobBooks);
+  tradeStreamRoutes(app, streams);
   if (settings.adminToken !== null) adminRoutes(app, ctx);
   if (settings.adminToken !== null) clobAdminRoutes(app, ctx);
+  if (metrics !== null) metricsRoutes(app, metrics);
   await app.ready();
 
   const watcher = new ChainWatcher(chain, sequencer, {
@@ -185,6 +202,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const maker = settings.marketMaker
     ? new MarketMaker(app, ctx, MARKET_MAKER_CONFIG, makerKey, (message, detail) => app?.log.warn({ detail }, message))
     : null;
+  metrics?.attach({ ctx, streams, maker, journalTransactions: () => writer.transactions });
   // Revocations of expired tokens are dropped once a minute (sessions.ts), in memory and in SQLite.
   const sessionPrune = setInterval(() => sessions.prune(), 60_000);
   sessionPrune.unref();
