@@ -69,6 +69,13 @@ orders route against the order book.
 History reads (order and trade lists, the public trade tape, wallet history and settlements, candles, market stats) always
 include every state change answered before the read began.
 
+**Request ids.** Every response, errors included, carries \`X-Request-Id\`: the client's own when it
+sends one of 1 to 128 characters of \`[A-Za-z0-9._-]\`, otherwise a generated one (a malformed id is
+replaced, never echoed). Quote it when reporting a problem: the service logs it with the request.
+
+**Operators.** With \`ADMIN_TOKEN\` set, \`/admin/*\` and \`GET /metrics\` (Prometheus text) answer
+\`Authorization: Bearer <ADMIN_TOKEN>\` (401 otherwise); without it they do not exist (404).
+
 **Versioning.** Responses carry \`X-Api-Version: 1\`. The surface grows additively.
 `;
 
