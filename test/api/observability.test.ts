@@ -9,7 +9,7 @@
  *    Two services in one process keep their own figures.
  * 2. Without ADMIN_TOKEN the route does not exist: 404, with or without a Bearer token.
  * 3. The reference market maker's health (MARKET_MAKER=on, push feed): running, cycles completing,
- *    the markets it quotes once an index arrives.
+ *    the markets it quotes once an index arrives; its own requests are counted but not logged at info.
  * 4. X-Request-Id: a well-formed client id is echoed, anything else replaced by a generated one;
  *    on 200, 400 (validation), 401, 404, 429, a router refusal, a parser refusal and a stream.
  * 5. The request log: one line per request with method, route, status, duration, account and
@@ -187,8 +187,11 @@ describe('GET /metrics without ADMIN_TOKEN', () => {
 
 describe('the market maker\'s health in /metrics (MARKET_MAKER=on, push feed)', () => {
   let svc: TestService;
+  const lines: string[] = [];
   before(async () => {
-    svc = await startService({ MARKET_MAKER: 'on', FEED: 'push', RATE_LIMIT_ANONYMOUS: '1000000' });
+    svc = await startService({ MARKET_MAKER: 'on', FEED: 'push', RATE_LIMIT_ANONYMOUS: '1000000', LOG_LEVEL: 'info' }, undefined, {
+      logStream: { write: (line) => void lines.push(line) },
+    });
   });
   after(() => svc?.close());
 
@@ -211,6 +214,10 @@ describe('the market maker\'s health in /metrics (MARKET_MAKER=on, push feed)', 
     const quoting = await scrape(svc.url);
     assert.ok(value(quoting, 'exchange_commands_total', { type: 'perp.quote' }) > value(s, 'exchange_commands_total', { type: 'perp.quote' }), 'its quotes are commands');
     assert.equal(value(quoting, 'exchange_market_maker_cycle_failures_total'), 0);
+    // the maker's own requests (app.inject) are below info: the request log shows the clients
+    const routes = new Set(lines.map((l) => JSON.parse(l) as { msg: string; route: string }).filter((l) => l.msg === 'request').map((l) => l.route));
+    assert.deepEqual([...routes].sort(), ['/admin/index', '/metrics']);
+    assert.ok(requests(quoting, 'POST', '/perps/quotes/bulk', 200) > 0, 'but they are counted');
   });
 });
 
