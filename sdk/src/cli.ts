@@ -488,6 +488,12 @@ function eventText(what: string, event: StreamEvent<StreamPath>, book: LocalBook
 export function runCli(): void {
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
+  // `exchange watch … | head`: the reader went away; stop quietly.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stop.abort();
+    process.exit(0);
+  });
   main(process.argv.slice(2), {
     env: process.env,
     out: (t) => process.stdout.write(`${t}\n`),
