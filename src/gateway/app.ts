@@ -78,6 +78,8 @@ export interface AppOptions {
   readonly gate?: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** Runs once each response is sent, after its log line (the service's metrics, metrics.ts). */
   readonly onResponse?: (req: FastifyRequest, reply: FastifyReply) => void;
+  /** The service's own accounts (the reference market maker), lower case: their requests log at debug. */
+  readonly quietAccounts?: ReadonlySet<string>;
 }
 
 export async function createApp(options: AppOptions): Promise<TypedApp> {
@@ -133,7 +135,7 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
     reply.header(REQUEST_ID_HEADER, req.id);
   });
   const responded = (req: FastifyRequest, reply: FastifyReply): void => {
-    logRequest(req, reply);
+    logRequest(req, reply, options.quietAccounts);
     options.onResponse?.(req, reply);
   };
   app.addHook('onResponse', async (req, reply) => responded(req, reply));

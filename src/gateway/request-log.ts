@@ -8,9 +8,11 @@
  * One line per request at `info` once its response is sent: method, route pattern (null when no
  * route matched), status, duration in ms, the caller's account address when it presented a valid
  * credential, and the request id. Never the body, the query or a header value. A stream logs its
- * line when it ends (its duration is its lifetime). Requests the service makes to itself (the
- * reference market maker, through `app.inject`, with no socket) log at `debug`, so the info log
- * shows the clients.
+ * line when it ends (its duration is its lifetime). Requests the service makes to itself log at
+ * `debug`, so the info log shows the clients: those without a socket (`app.inject`) and those of
+ * the accounts the service names as its own (`quietAccounts`: the reference market maker, an HTTP
+ * client of the service, once it has signed in; its sign-in and the operator's funding of it stay
+ * at info).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -27,8 +29,9 @@ export function requestId(raw: IncomingMessage): string {
 }
 
 /** Writes the request's log line (called once its response is sent). */
-export function logRequest(req: FastifyRequest, reply: FastifyReply): void {
-  const internal = !(req.raw.socket instanceof Socket);
+export function logRequest(req: FastifyRequest, reply: FastifyReply, quietAccounts?: ReadonlySet<string>): void {
+  const own = req.identity !== null && quietAccounts?.has(req.identity.address.toLowerCase()) === true;
+  const internal = own || !(req.raw.socket instanceof Socket);
   req.log[internal ? 'debug' : 'info']({
     method: req.method,
     route: req.routeOptions.url ?? null,
