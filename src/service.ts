@@ -4,7 +4,9 @@
  * on a temporary DATA_DIR and a loopback port.
  */
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { privateKeyToAccount } from 'viem/accounts';
 import { SimulatedChain } from './adapters/chain/simulated-chain.ts';
 import { AuthStore, SESSION_SECRET } from './adapters/store/auth-store.ts';
 import { preparePrivateDataDir } from './adapters/store/data-dir.ts';
@@ -14,7 +16,7 @@ import { historyProjectors } from './adapters/store/projections/index.ts';
 import { WorkerJournalWriter } from './adapters/store/journal-writer.ts';
 import { SimulatedFeed } from './adapters/feed/simulated-feed.ts';
 import { DEFAULT_UNDERLYINGS } from './adapters/feed/price-model.ts';
-import { toFloat } from './core/money.ts';
+import { fx, toFloat } from './core/money.ts';
 import { coreConfig, coreSettings } from './config/core.ts';
 import type { Settings } from './config/env.ts';
 import { Exchange } from './core/exchange.ts';
@@ -52,6 +54,7 @@ import { portfolioStreamRoutes } from './gateway/streams/portfolio-streams.ts';
 import { optionsStreamRoutes } from './gateway/streams/options-streams.ts';
 import { tradeStreamRoutes } from './gateway/streams/trades-streams.ts';
 import { Ticker } from './runtime/ticker.ts';
+import { adminHttpFunder, serviceFunder, type Funder } from './agents/funding.ts';
 import { MarketMaker } from './agents/market-maker.ts';
 import { MARKET_MAKER_CONFIG } from './config/market-maker.ts';
 import { optionsBoardRoutes } from './gateway/routes/options-board.ts';
@@ -144,11 +147,13 @@ export async function createService(settings: Settings, options: ServiceOptions 
   // GET /metrics exists only with ADMIN_TOKEN (gateway/metrics.ts); without it nothing is counted.
   const metrics = settings.adminToken === null ? null : new ServiceMetrics({ maker: settings.marketMaker });
   if (metrics !== null) sequencer.observe(metrics);
+  const makerKey = settings.marketMakerKey ?? `0x${authStore.secret('market-maker-key', () => randomBytes(32)).toString('hex')}` as const;
   app = await createApp({
     settings,
     logger: options.logger,
     logStream: options.logStream,
     onResponse: metrics === null ? undefined : (req, reply) => metrics.observeRequest(req, reply),
+    quietAccounts: settings.marketMaker ? new Set([privateKeyToAccount(makerKey).address.toLowerCase()]) : undefined,
     gate: startupGate(startup, () => healthFields(ctx)),
     identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
   });
@@ -198,11 +203,23 @@ export async function createService(settings: Settings, options: ServiceOptions 
 
   let feed: SimulatedFeed | null = null;
   const ticker = new Ticker(sequencer, settings.tickMs, (e) => app?.log.error({ err: e }, 'tick failed'));
-  const makerKey = settings.marketMakerKey ?? `0x${authStore.secret('market-maker-key', () => randomBytes(32)).toString('hex')}` as const;
   const maker = settings.marketMaker
-    ? new MarketMaker(app, ctx, MARKET_MAKER_CONFIG, makerKey, (message, detail) => app?.log.warn({ detail }, message))
+    ? new MarketMaker(MARKET_MAKER_CONFIG, {
+      privateKey: makerKey, now: () => clock.now(), log: (message, detail) => app?.log.warn({ detail }, message),
+    })
     : null;
   metrics?.attach({ ctx, streams, maker, journalTransactions: () => writer.transactions });
+  // The maker is funded by an operator (agents/funding.ts): through the admin surface when it exists,
+  // else by this start-up step, which holds the chain and the sequencer. Logged as operator actions.
+  const operatorLog = (message: string, detail: Record<string, unknown>) => app?.log.info({ operator: detail }, message);
+  const makerFunder = (baseUrl: string): Funder => (settings.adminToken !== null
+    ? adminHttpFunder(baseUrl, settings.adminToken, operatorLog)
+    : serviceFunder({
+      deposit: (address, amount) => chain.deposit(address, fx(amount)),
+      grant: async (address, asset, amount) => {
+        await sequencer.submit({ type: 'treasury.grant', account: address, asset, amount: fx(amount) });
+      },
+    }, operatorLog));
   // Revocations of expired tokens are dropped once a minute (sessions.ts), in memory and in SQLite.
   const sessionPrune = setInterval(() => sessions.prune(), 60_000);
   sessionPrune.unref();
@@ -225,7 +242,11 @@ export async function createService(settings: Settings, options: ServiceOptions 
       feed?.start((underlying, observations) => {
         void sequencer.submit({ type: 'prices.observe', underlying, observations });
       });
-      maker?.start().catch((error: unknown) => app?.log.error({ err: error }, 'market maker failed to start'));
+      if (maker !== null) {
+        const baseUrl = loopbackUrl(app.server.address(), address);
+        maker.start({ baseUrl, funder: makerFunder(baseUrl) })
+          .catch((error: unknown) => app?.log.error({ err: error }, 'market maker failed to start'));
+      }
       snapshotter.start();
       return address;
     },
@@ -271,6 +292,16 @@ async function recoverState(
     ...result, ms: Math.round(result.ms), snapshotHash: from?.stateHash ?? null,
   }, from === null ? 'exchange core recovered from the journal' : `exchange core recovered from the snapshot at seq ${from.seq} and the journal after it`);
   if (sequencer.replayDivergence !== null) app.log.warn(`${sequencer.replayDivergence}; serving the replayed state (JOURNAL_REPLAY_CHECK=warn)`);
+}
+
+/**
+ * The service's own listening address as a client reaches it from this host: an unspecified bind
+ * (0.0.0.0, ::) is reached on loopback. The reference market maker connects there.
+ */
+function loopbackUrl(bound: string | AddressInfo | null, fallback: string): string {
+  if (bound === null || typeof bound === 'string') return fallback;
+  const host = bound.address === '0.0.0.0' ? '127.0.0.1' : bound.address === '::' ? '::1' : bound.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}`;
 }
 
 /** How often recovery logs its progress. */

@@ -1,12 +1,15 @@
 /**
- * The reference market maker: makes the embedded default a live market. It is an ordinary client
- * of the gateway's own surface — it signs in with SIWE, reads markets, the option board and its
- * positions over the API, and quotes every listed market through the same bulk-quote endpoints any
- * client uses (`app.inject`: the full route, validation, auth and rate-limit path, without a
- * socket), each refresh replacing its previous ladder atomically (`cancelAll`).
+ * The reference market maker: makes the embedded default a live market. It is a client like any
+ * other: it uses the SDK (sdk/src) over HTTP, to the service's own listening address, with its own
+ * account — it signs in with SIWE, reads markets, the option board and its positions over the API,
+ * and quotes every listed market through the same bulk-quote endpoints any client uses, each
+ * refresh replacing its previous ladder atomically (`cancelAll`). It imports nothing of the gateway
+ * or the core: what it knows of the service is what the API answers, plus the service clock.
  *
- * Funding is an operator action done once: USDC deposited through the simulated chain and spread
- * over its buckets, spot inventory granted from the treasury (a ledger movement, `treasury.grant`).
+ * Funding is an operator action (agents/funding.ts): the maker asks its `Funder` for what it lacks
+ * — a first USDC deposit, spot inventory below its targets — and the operator deposits and grants
+ * through the admin surface (ADMIN_TOKEN set) or by the service's start-up step (no admin surface),
+ * logged either way; the maker then spreads its USDC over its buckets with ordinary transfers.
  *
  * Risk: ladders are skewed against inventory and a side is dropped at the inventory limit (perps
  * and futures: the cross position; spot: the base inventory against its funded target; options:
@@ -30,18 +33,26 @@
  */
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
-import { createSiweMessage } from 'viem/siwe';
+import { ApiError, ExchangeClient, type ResponseInfo } from '../../sdk/src/index.ts';
 import { formatDecimal, fx, roundTo } from '../core/money.ts';
 import type { MarketMakerConfig } from '../config/market-maker.ts';
-import type { TypedApp } from '../gateway/app.ts';
-import type { GatewayContext } from '../gateway/context.ts';
 import { carryForward } from '../pricing/forward.ts';
+import type { Funder } from './funding.ts';
 import { ladder, optionQuote, priceString, type Level, type VolView } from './quoting.ts';
 import { Anchors, SentQuotes, type Anchor, type WireLevel } from './requote.ts';
 
-interface Reply {
-  readonly status: number;
-  readonly body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+export interface MarketMakerOptions {
+  readonly privateKey: Hex;
+  /** The service clock: anchors and times to expiry are taken on it. */
+  readonly now: () => number;
+  readonly log: (message: string, detail?: unknown) => void;
+}
+
+/** Where the maker trades and who funds it, known once the service listens. */
+export interface MakerVenue {
+  /** The service's own listening address, e.g. http://127.0.0.1:8080. */
+  readonly baseUrl: string;
+  readonly funder: Funder;
 }
 
 interface PositionRow {
@@ -98,11 +109,13 @@ export interface MarketMakerStatus {
   readonly marketsQuoted: number;
 }
 
+type QuotePath = '/perps/quotes/bulk' | '/quotes/bulk';
+
 /** Thrown by a request attempted after `stop()`: the maker winds down without touching the venue. */
 class Stopped extends Error {}
 
 export class MarketMaker {
-  private token = '';
+  private client: ExchangeClient | null = null;
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
   private stopped = false;
@@ -121,16 +134,19 @@ export class MarketMaker {
   private lastCycleAt: number | null = null;
   private cycleFailures = 0;
 
+  private readonly now: () => number;
+  private readonly log: (message: string, detail?: unknown) => void;
+
   constructor(
-    private readonly app: TypedApp,
-    private readonly ctx: GatewayContext,
     private readonly cfg: MarketMakerConfig,
-    private readonly privateKey: Hex,
-    private readonly log: (message: string, detail?: unknown) => void,
-  ) {}
+    private readonly options: MarketMakerOptions,
+  ) {
+    this.now = options.now;
+    this.log = options.log;
+  }
 
   get address(): string {
-    return privateKeyToAccount(this.privateKey).address;
+    return privateKeyToAccount(this.options.privateKey).address;
   }
 
   status(): MarketMakerStatus {
@@ -143,15 +159,24 @@ export class MarketMaker {
     };
   }
 
-  /** Signs in, funds itself once, then runs a cycle every `cycleMs`. */
-  start(): Promise<void> {
-    this.startedAt = this.ctx.now();
+  /** Signs in over HTTP at `venue.baseUrl`, has itself funded once, then runs a cycle every `cycleMs`. */
+  start(venue: MakerVenue): Promise<void> {
+    this.startedAt = this.now();
+    this.client = new ExchangeClient({
+      baseUrl: venue.baseUrl,
+      signer: this.options.privateKey,
+      statement: 'Reference market maker',
+      // A refused or failed request is not retried within a cycle: the next cycle decides afresh.
+      retry: { maxAttempts: 1 },
+      fetch: (input, init) => (this.stopped ? Promise.reject(new Stopped('the market maker is stopped')) : fetch(input, init)),
+      onResponse: (r) => this.trackOrderBudget(r),
+    });
     this.starting = (async () => {
       try {
-        await this.signIn();
-        await this.ensureFunding();
+        await this.venue().signIn();
+        await this.ensureFunding(venue.funder);
       } catch (error) {
-        if (error instanceof Stopped) return;
+        if (this.stopped) return;
         throw error;
       }
       if (this.stopped) return;
@@ -179,26 +204,17 @@ export class MarketMaker {
     this.running = this.cycle();
   }
 
-  private async api(method: 'GET' | 'POST', url: string, body?: unknown): Promise<Reply> {
-    if (this.stopped) throw new Stopped('the market maker is stopped');
-    const r = await this.app.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${this.token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      payload: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (method === 'POST' && url.endsWith('/quotes/bulk')) this.trackOrderBudget(r.headers);
-    return { status: r.statusCode, body: r.body.length > 0 ? JSON.parse(r.body) : null };
+  private venue(): ExchangeClient {
+    if (this.client === null) throw new Error('the market maker is not started');
+    return this.client;
   }
 
   /** The order-action budget as the venue reports it on every quote reply (X-RateLimit-*). */
-  private trackOrderBudget(headers: Record<string, unknown>): void {
-    const limit = Number(headers['x-ratelimit-limit']);
-    const remaining = Number(headers['x-ratelimit-remaining']);
-    const reset = Number(headers['x-ratelimit-reset']);
+  private trackOrderBudget(r: ResponseInfo): void {
+    if (r.method !== 'POST' || !r.path.endsWith('/quotes/bulk')) return;
+    const limit = Number(r.headers.get('x-ratelimit-limit'));
+    const remaining = Number(r.headers.get('x-ratelimit-remaining'));
+    const reset = Number(r.headers.get('x-ratelimit-reset'));
     if (Number.isFinite(limit) && Number.isFinite(remaining) && Number.isFinite(reset)) {
       this.orderBudget = { limit, remaining, resetAt: Date.now() + reset * 1000 };
     }
@@ -212,36 +228,23 @@ export class MarketMaker {
     return Math.floor(available - this.cfg.orderBudgetReserve * b.limit);
   }
 
-  private async signIn(): Promise<void> {
-    const account = privateKeyToAccount(this.privateKey);
-    const nonce = await this.api('POST', '/auth/nonce', { walletAddress: account.address });
-    const { domain, uri, chainId } = nonce.body;
-    const message = createSiweMessage({
-      domain, uri, chainId, nonce: nonce.body.nonce, address: account.address, version: '1',
-      issuedAt: new Date(), statement: 'Reference market maker',
-    });
-    const signature = await account.signMessage({ message });
-    const signed = await this.api('POST', '/auth/siwe', { message, signature });
-    if (signed.status !== 200) throw new Error(`market maker sign-in failed: ${JSON.stringify(signed.body)}`);
-    this.token = signed.body.token;
-  }
-
-  /** Deposits and spreads USDC once, and tops up spot inventory, so quotes are always funded. */
-  private async ensureFunding(): Promise<void> {
+  /**
+   * Has the operator deposit USDC once (and waits for it to be credited), spreads it over the
+   * buckets, and has the operator top up spot inventory, so quotes are always funded.
+   */
+  private async ensureFunding(funder: Funder): Promise<void> {
+    const client = this.venue();
     const owner = this.address.toLowerCase();
-    const balance = (await this.api('GET', '/wallet/balance')).body;
+    const balance = await client.balance();
     if (fx(balance.onchainDepositTotal) === 0n && fx(balance.pendingDepositTotal) === 0n) {
-      if (this.ctx.simulatedChain === null) {
-        throw new Error('the market maker funds itself on the simulated chain');
-      }
-      this.ctx.simulatedChain.deposit(owner, fx(this.cfg.usdcDeposit));
+      await funder.deposit(owner, this.cfg.usdcDeposit);
     }
     const deadline = Date.now() + 60_000;
-    while (fx((await this.api('GET', '/wallet/balance')).body.onchainDepositTotal) === 0n) {
+    while (fx((await client.balance()).onchainDepositTotal) === 0n) {
       if (Date.now() > deadline) throw new Error('market maker deposit was not credited within 60 s');
       await new Promise((r) => setTimeout(r, 200));
     }
-    const now = (await this.api('GET', '/wallet/balance')).body;
+    const now = await client.balance();
     const buckets = [
       ['perps', 'perpsBalance'], ['options', 'optionsBalance'], ['spot', 'spotBalance'],
     ] as const;
@@ -250,35 +253,34 @@ export class MarketMaker {
       const have = fx(now[key]);
       if (have < want) {
         const amount = formatAmount(want - have);
-        await this.api('POST', '/wallet/transfer', { from: 'wallet', to: bucket, amount });
+        await client.transfer({ from: 'wallet', to: bucket, amount });
       }
     }
-    const assets = (await this.api('GET', '/wallet/assets')).body as AssetRow[];
+    const assets = (await client.assets()) as AssetRow[];
     for (const [asset, target] of Object.entries(this.cfg.spotInventory)) {
       const have = fx(assets.find((a) => a.asset === asset && a.bucket === 'spot')?.total ?? '0');
       const want = fx(target);
-      if (have < want) {
-        const amount = want - have;
-        await this.ctx.sequencer.submit({ type: 'treasury.grant', account: owner, asset, amount });
-      }
+      if (have < want) await funder.grant(owner, asset, formatDecimal(want - have));
     }
   }
 
   private async cycle(): Promise<void> {
-    if (this.busy || !this.ctx.sequencer.isHealthy()) return;
+    if (this.busy) return;
     this.busy = true;
-    const started = this.ctx.now();
+    const started = this.now();
+    const client = this.venue();
     try {
       const [markets, positions, assets] = await Promise.all([
-        this.api('GET', '/perps/markets').then((r) => r.body as MarketRow[]),
-        this.api('GET', '/perps/positions').then((r) => r.body as PositionRow[]),
-        this.api('GET', '/wallet/assets').then((r) => r.body as AssetRow[]),
+        client.markets() as Promise<MarketRow[]>,
+        client.get('/perps/positions') as Promise<PositionRow[]>,
+        client.assets() as Promise<AssetRow[]>,
       ]);
       await this.run(markets.map((m) => () => this.quoteLinear(m, this.inventory(m, positions, assets))));
       await this.quoteOptions(markets);
       this.lastCycleAt = started;
     } catch (error) {
-      if (error instanceof Stopped) return;
+      // Stopped, or the service unavailable (starting, or stopped by a fault): the next cycle tries again.
+      if (this.stopped || (error instanceof ApiError && error.status === 503)) return;
       this.cycleFailures++;
       this.log('market maker cycle failed', error);
     } finally {
@@ -301,8 +303,8 @@ export class MarketMaker {
   }
 
   private async quoteLinear(m: MarketRow, position: number): Promise<void> {
-    const path = m.marketType === 'spot' ? '/quotes/bulk' : '/perps/quotes/bulk';
-    const now = this.ctx.now();
+    const path: QuotePath = m.marketType === 'spot' ? '/quotes/bulk' : '/perps/quotes/bulk';
+    const now = this.now();
     const ref = this.reference(m, now);
     if (ref === null) return this.pull(m.id, path);
     const params = m.marketType === 'spot' ? this.cfg.spot[m.underlying] : this.cfg.perp[m.underlying];
@@ -328,12 +330,25 @@ export class MarketMaker {
   }
 
   /** Replaces the maker's ladder on a market (`cancelAll`) and remembers what the book now holds. */
-  private async send(path: string, marketId: string, quotes: WireLevel[], now: number): Promise<void> {
-    const r = await this.api('POST', path, { marketId, quoteId: 'mm', cancelAll: true, quotes });
-    if (r.status === 200) {
+  private async send(path: QuotePath, marketId: string, quotes: WireLevel[], now: number): Promise<void> {
+    const r = await this.quote(path, marketId, quotes);
+    if (r !== null) {
       this.sent.record(marketId, quotes, now);
       this.pulled.delete(marketId);
-      this.noteRejections(marketId, r.body);
+      this.noteRejections(marketId, r);
+    }
+  }
+
+  /** Replaces the maker's ladder on a market (`cancelAll`): the reply, or null when it was refused. */
+  private async quote(path: QuotePath, marketId: string, quotes: WireLevel[]): Promise<{ rejected: { error: string }[] } | null> {
+    const body = { marketId, quoteId: 'mm', cancelAll: true, quotes };
+    try {
+      return path === '/quotes/bulk'
+        ? await this.venue().post('/quotes/bulk', { body })
+        : await this.venue().post('/perps/quotes/bulk', { body });
+    } catch (error) {
+      if (error instanceof ApiError) return null;
+      throw error;
     }
   }
 
@@ -344,13 +359,13 @@ export class MarketMaker {
    */
   private async quoteOptions(markets: MarketRow[]): Promise<void> {
     const [instruments, positionRows] = await Promise.all([
-      this.api('GET', '/options/instruments').then((r) => (r.body ?? []) as InstrumentRow[]),
-      this.api('GET', '/positions/me').then((r) => (r.body ?? []) as PositionRow[]),
+      this.venue().instruments() as Promise<InstrumentRow[]>,
+      this.venue().get('/positions/me') as Promise<PositionRow[]>,
     ]);
     const positions = new Map<string, number>();
     for (const p of positionRows) positions.set(p.marketId, Number(p.size) * (p.side === 'long' ? 1 : -1));
     const forwardOf = this.forwards(markets);
-    const now = this.ctx.now();
+    const now = this.now();
     const required: (() => Promise<void>)[] = [];
     const changed: (() => Promise<void>)[] = [];
     const heartbeats: (() => Promise<void>)[] = [];
@@ -424,10 +439,10 @@ export class MarketMaker {
   }
 
   /** Cancels the maker's quotes on a market whose inputs are unavailable (once). */
-  private async pull(marketId: string, path: string): Promise<void> {
+  private async pull(marketId: string, path: QuotePath): Promise<void> {
     if (this.pulled.has(marketId)) return;
-    const r = await this.api('POST', path, { marketId, quoteId: 'mm', cancelAll: true, quotes: [] });
-    if (r.status === 200) {
+    const r = await this.quote(path, marketId, []);
+    if (r !== null) {
       this.pulled.add(marketId);
       this.sent.forget(marketId);
     }

@@ -16,20 +16,22 @@
  *    for one resting bid of another account, which shows the books were emptied by the maker and
  *    not by the venue — the board's rows have no mark and DVOL none; publishing again brings the
  *    quotes back.
- * 3. Re-quotes (push feed, a second maker with a 5 s refresh and `moveBps` 0 started by the test on
- *    the service's own app, its orders read with its own key): with the index unchanged, its spot
- *    ladder is not re-sent before the refresh interval and is re-sent (the same prices) as a
- *    heartbeat at it; an index moved by 0.02 USD, one tick of the best bid, is re-sent at once.
+ * 3. Re-quotes (push feed, a second maker with a 5 s refresh and `moveBps` 0 started by the test
+ *    against the service's address and funded through the admin routes, its orders read with its
+ *    own key): with the index unchanged, its spot ladder is not re-sent before the refresh interval
+ *    and is re-sent (the same prices) as a heartbeat at it; an index moved by 0.02 USD, one tick of
+ *    the best bid, is re-sent at once.
  * 4. MARKET_MAKER=off: the books stay empty and no account exists.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generatePrivateKey } from 'viem/accounts';
+import { adminHttpFunder } from '../../src/agents/funding.ts';
 import { MarketMaker } from '../../src/agents/market-maker.ts';
 import { ladder, priceString } from '../../src/agents/quoting.ts';
 import { MARKET_MAKER_CONFIG } from '../../src/config/market-maker.ts';
 import { fx } from '../../src/core/money.ts';
-import { admin, call, fund, signIn, startService, type TestService } from '../support/harness.ts';
+import { ADMIN_TOKEN, admin, call, fund, signIn, startService, type TestService } from '../support/harness.ts';
 
 const LIMITS = { RATE_LIMIT_ANONYMOUS: '1000000' };
 const HOUR = 3_600_000;
@@ -298,8 +300,8 @@ describe('market maker re-quotes only a changed ladder, or at its heartbeat (pus
     publisher = setInterval(() => {
       publishing = publishing.then(publish);
     }, 300);
-    maker = new MarketMaker(ts.service.app, ts.service.ctx, cfg, key, () => {});
-    await maker.start();
+    maker = new MarketMaker(cfg, { privateKey: key, now: () => ts.service.ctx.now(), log: () => {} });
+    await maker.start({ baseUrl: base, funder: adminHttpFunder(base, ADMIN_TOKEN, () => {}) });
   });
   after(async () => {
     if (publisher !== null) clearInterval(publisher);

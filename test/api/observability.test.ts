@@ -214,9 +214,12 @@ describe('the market maker\'s health in /metrics (MARKET_MAKER=on, push feed)', 
     const quoting = await scrape(svc.url);
     assert.ok(value(quoting, 'exchange_commands_total', { type: 'perp.quote' }) > value(s, 'exchange_commands_total', { type: 'perp.quote' }), 'its quotes are commands');
     assert.equal(value(quoting, 'exchange_market_maker_cycle_failures_total'), 0);
-    // the maker's own requests (app.inject) are below info: the request log shows the clients
+    // the maker's own requests (its account, over HTTP) are below info: the request log shows the
+    // clients, the maker's sign-in and the operator's funding of it (ADMIN_TOKEN: the admin routes)
     const routes = new Set(lines.map((l) => JSON.parse(l) as { msg: string; route: string }).filter((l) => l.msg === 'request').map((l) => l.route));
-    assert.deepEqual([...routes].sort(), ['/admin/index', '/metrics']);
+    assert.deepEqual([...routes].sort(), [
+      '/admin/chain/deposits', '/admin/index', '/admin/treasury/grant', '/auth/nonce', '/auth/siwe', '/metrics',
+    ]);
     assert.ok(requests(quoting, 'POST', '/perps/quotes/bulk', 200) > 0, 'but they are counted');
   });
 });
