@@ -12201,7 +12201,7 @@ export interface paths {
                     openOnly?: boolean;
                     /** @description coalescing interval in ms, 100 to 5000 */
                     intervalMs?: number;
-                    /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
+                    /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
                     cancelOnDisconnect?: boolean;
                 };
                 header?: never;
@@ -12394,7 +12394,7 @@ export interface paths {
                     openOnly?: boolean;
                     /** @description coalescing interval in ms, 50 to 5000 */
                     intervalMs?: number;
-                    /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
+                    /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
                     cancelOnDisconnect?: boolean;
                 };
                 header?: never;
@@ -12552,7 +12552,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
+                    /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
                     cancelOnDisconnect?: boolean;
                 };
                 header?: never;
@@ -12889,7 +12889,7 @@ export interface paths {
                     intervalMs?: number;
                     /** @description add the board's reference overlay (never tradable) */
                     includeReference?: boolean;
-                    /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
+                    /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
                     cancelOnDisconnect?: boolean;
                 };
                 header?: never;
