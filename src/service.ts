@@ -252,7 +252,9 @@ export async function createService(settings: Settings, options: ServiceOptions 
     },
     snapshotter,
     async close() {
-      await snapshotter.stop();
+      // The snapshot worker may still be loading its modules, and is only terminated once loaded
+      // (snapshotter.ts): nothing else waits for that.
+      const snapshotsStopped = snapshotter.stop();
       await maker?.stop(); // its requests in flight are answered before the gateway and journal close
       feed?.stop();
       ticker.stop();
@@ -263,6 +265,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       await sequencer.drain();
       await sequencer.historyBarrier().catch(() => undefined); // a failed writer has nothing more to write
       await writer.close();
+      await snapshotsStopped;
       chain.close();
       db.close();
     },
