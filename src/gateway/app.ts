@@ -5,7 +5,7 @@
  * sequencer) -> response schema serialisation. Every failure on the way becomes the
  * `{ error, message }` envelope with the status decisions.md assigns to its code.
  *
- * Server limits are explicit (research/reliability.md 5.6: Fastify's own timeouts are unlimited), and
+ * Server limits are explicit (docs/architecture.md "Limits": Fastify's own timeouts are unlimited), and
  * so are the open TCP connections, in all and per client address (connection-limits.ts).
  */
 import cookie from '@fastify/cookie';

@@ -1,6 +1,6 @@
 /**
  * Open TCP connections, in all and per client address, counted as the server accepts them so that
- * one address cannot hold the server's sockets (research/reliability.md 5.6).
+ * one address cannot hold the server's sockets (docs/architecture.md "Limits").
  *
  *   in all       MAX_CONNECTIONS         the server's own `maxConnections`: a connection over it is
  *                                        closed by Node before any JavaScript runs for it

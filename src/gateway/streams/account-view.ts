@@ -133,7 +133,6 @@ export class UserGroup extends Group implements AccountSink {
   private readonly members = new Set<SseConnection>();
   private readonly pending: Pending;
   private readonly detach: () => void;
-  private earlyFlush = false;
 
   constructor(
     hub: StreamHub,
@@ -163,13 +162,7 @@ export class UserGroup extends Group implements AccountSink {
 
   onFill(fill: FillRecord, json: string): void {
     this.pending.addFill(json, fill.at);
-    if (this.pending.tradeCount >= MAX_PENDING_TRADES && !this.earlyFlush) {
-      this.earlyFlush = true;
-      setImmediate(() => {
-        this.earlyFlush = false;
-        this.run(true);
-      });
-    }
+    if (this.pending.tradeCount >= MAX_PENDING_TRADES) this.flushSoon();
   }
 
   onPosition(position: PositionRecord, json: string): void {

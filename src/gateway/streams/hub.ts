@@ -269,6 +269,7 @@ export abstract class Group {
   private retained = 0;
   /** A frame of this group is still being written to its members (see StreamHub.broadcast). */
   private sending = false;
+  private flushQueued = false;
 
   constructor(
     protected readonly hub: StreamHub,
@@ -337,6 +338,19 @@ export abstract class Group {
   }
 
   protected abstract tick(): void;
+
+  /**
+   * A tick once this event-loop turn ends, even while a frame is going out: the view's pending
+   * changes passed their bound and must not wait for the interval (queued once until it runs).
+   */
+  protected flushSoon(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => {
+      this.flushQueued = false;
+      this.run(true);
+    });
+  }
 
   /** Writes a frame to `members` through the hub's sliced fan-out. */
   protected send(frame: Buffer, members: Iterable<SseConnection>): void {

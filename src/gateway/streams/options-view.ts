@@ -72,7 +72,6 @@ export class OptionsGroup extends Group implements BookWatcher {
   /** Engine time of the latest change the group has seen, and of the state members hold. */
   private latestTs: number;
   private heldTs: number;
-  private earlyFlush = false;
 
   constructor(
     hub: StreamHub,
@@ -114,13 +113,7 @@ export class OptionsGroup extends Group implements BookWatcher {
   onTrade(json: string, at: number): void {
     this.trades.push(json);
     if (at > this.latestTs) this.latestTs = at;
-    if (this.trades.length >= MAX_PENDING_TRADES && !this.earlyFlush) {
-      this.earlyFlush = true;
-      setImmediate(() => {
-        this.earlyFlush = false;
-        this.run(true);
-      });
-    }
+    if (this.trades.length >= MAX_PENDING_TRADES) this.flushSoon();
   }
 
   failAll(code: StreamErrorCode, message: string, retryable: boolean): void {

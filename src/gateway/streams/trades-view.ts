@@ -81,7 +81,6 @@ export class TradesGroup extends Group {
   private snapshotChunk: Buffer | null = null;
   /** Engine time of what members hold. */
   private heldTs: number;
-  private earlyFlush = false;
   private closing = false;
 
   constructor(
@@ -116,13 +115,7 @@ export class TradesGroup extends Group {
       return;
     }
     this.pending.push(entry);
-    if (this.pending.length >= MAX_PENDING_TAPE_TRADES && !this.earlyFlush) {
-      this.earlyFlush = true;
-      setImmediate(() => {
-        this.earlyFlush = false;
-        this.run(true);
-      });
-    }
+    if (this.pending.length >= MAX_PENDING_TAPE_TRADES) this.flushSoon();
   }
 
   failAll(code: StreamErrorCode, message: string, retryable: boolean): void {
