@@ -14,7 +14,7 @@ const pureImportBan = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'dist', 'coverage', 'sdk/dist'] },
+  { ignores: ['node_modules', 'data', 'dist', 'coverage', 'sdk/dist', 'web/dist', 'test-artifacts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

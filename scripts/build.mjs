@@ -7,6 +7,8 @@
 // dist/build.json records each input's size, mtime and SHA-256, so that scripts/start.mjs can tell a
 // build older than its sources without loading esbuild.
 //
+// Run as a script, it also builds the web terminal (scripts/build-web.mjs).
+//
 // Run: node scripts/build.mjs   (npm runs it on `npm install` and `npm ci` as the `prepare` script;
 // scripts/start.mjs runs it when dist/ is missing or stale).
 import { createHash } from 'node:crypto';
@@ -165,4 +167,7 @@ export function staleReason() {
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
   const ms = await buildDist();
   process.stdout.write(`build: src/ -> dist/ in ${ms.toFixed(0)} ms (scripts/build.mjs)\n`);
+  const { buildWeb } = await import('./build-web.mjs');
+  const webMs = await buildWeb();
+  process.stdout.write(`build: web/ -> web/dist in ${webMs.toFixed(0)} ms (scripts/build-web.mjs)\n`);
 }

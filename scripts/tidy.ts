@@ -11,14 +11,14 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const DIRS = ['src', 'test', 'bench', 'scripts', 'sdk/src'];
+const DIRS = ['src', 'test', 'bench', 'scripts', 'sdk/src', 'web/src'];
 const UNFINISHED = new RegExp(['TO' + 'DO', 'FIX' + 'ME', 'X' + 'XX', 'not ' + 'implemented'].join('|'), 'i');
 
 function walk(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path, out);
-    else if (/\.(ts|mjs)$/.test(name)) out.push(path);
+    else if (/\.(ts|tsx|mjs)$/.test(name)) out.push(path);
   }
   return out;
 }
@@ -37,7 +37,7 @@ for (const file of files) {
   const text = readFileSync(file, 'utf8');
   const lines = text.split('\n');
   const firstCode = lines.findIndex((l) => l.trim() !== '' && !l.startsWith('#!'));
-  if (rel.endsWith('.ts') && !lines[firstCode]?.startsWith('/**') && !lines[firstCode]?.startsWith('//')) {
+  if (/\.tsx?$/.test(rel) && !lines[firstCode]?.startsWith('/**') && !lines[firstCode]?.startsWith('//')) {
     problems.push(`${rel}:1: file must open with a doc comment saying what it is`);
   }
   lines.forEach((line, i) => {

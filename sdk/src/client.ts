@@ -12,7 +12,6 @@
  *   retry is refused as a duplicate, the client reads back and returns what the first attempt did.
  * - 429/503 are retried after Retry-After (http.ts); streams reconnect and resnapshot (sse.ts).
  */
-import { randomUUID } from 'node:crypto';
 import { siweMessage, toSigner, type Session, type SignerInput, type SiweSigner } from './auth.ts';
 import { decimal } from './decimal.ts';
 import { ApiError, Transport, type CallOptions, type Credentials, type ResponseInfo, type RetryInfo, type RetryPolicy } from './http.ts';
@@ -60,7 +59,12 @@ export type Market = ResponseOf<'/perps/markets', 'get'>[number];
 
 /** A fresh idempotency id (1-36 of [A-Za-z0-9._:/-], as clientOrderId and clientTransferId take). */
 export function newClientId(): string {
-  return randomUUID();
+  // getRandomValues, not randomUUID: browsers offer randomUUID only to secure contexts (https or loopback).
+  const b = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40; // version 4
+  b[8] = (b[8]! & 0x3f) | 0x80; // RFC 4122 variant
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 const DECIMAL_FIELDS = ['price', 'quantity', 'amount', 'stopPrice', 'takeProfitPrice', 'stopLossPrice'] as const;

@@ -167,7 +167,7 @@ export class Subscription<P extends StreamPath> implements AsyncIterable<StreamE
     const st: { snapshot: boolean; ended: Ended | null; fatal: Error | null; renewing: Promise<boolean> | null } = {
       snapshot: false, ended: null, fatal: null, renewing: null,
     };
-    let idle: NodeJS.Timeout | undefined;
+    let idle: ReturnType<typeof setTimeout> | undefined;
     const idleMs = this.options.idleTimeoutMs ?? 45_000;
     const end = (e: Ended) => {
       st.ended ??= e;

@@ -34,6 +34,7 @@ import { logRequest, REQUEST_ID_HEADER, requestId } from './request-log.ts';
 import { strictValidatorCompiler } from './validation.ts';
 import { openApiDocument } from './openapi.ts';
 import { NoQuery } from './schemas/common.ts';
+import { registerTerminal } from './terminal.ts';
 
 export const SERVER_LIMITS = {
   bodyLimitBytes: 256 * 1024,
@@ -149,6 +150,7 @@ export async function createApp(options: AppOptions): Promise<TypedApp> {
     reply.status(404).send({ error: 'NOT_FOUND', message: `route ${req.method} ${req.url.split('?')[0]} not found` });
   });
   app.get('/openapi.json', { schema: { hide: true }, config: { access: 'public' } }, async () => app.swagger());
+  await registerTerminal(app);
   return app;
 }
 

@@ -1,0 +1,81 @@
+/**
+ * The terminal's first screen in a real browser: served at `/` with its cache rules and CSP, it
+ * lists every market with live marks, signs in with a local key (labelled as such), and shows an
+ * API error in words. Screenshots: test-artifacts/web/markets*.png.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { BrowserContext, Page } from 'playwright-core';
+import { chromiumMissing, collectPageErrors, newPage, screenshot } from '../support/browser.ts';
+import { startTerminal, signInLocal, type Terminal } from './terminal.ts';
+
+describe('web terminal: markets and sign-in', { skip: chromiumMissing() }, () => {
+  let terminal: Terminal;
+  let context: BrowserContext;
+  let page: Page;
+  let errors: string[];
+
+  before(async () => {
+    terminal = await startTerminal();
+    ({ context, page } = await newPage(terminal.browser));
+    errors = collectPageErrors(page);
+  });
+  after(async () => {
+    await context?.close();
+    await terminal?.close();
+  });
+
+  test('`/` serves the page uncached with its CSP; assets are immutable and precompressed', async () => {
+    const index = await fetch(`${terminal.url}/`);
+    assert.equal(index.status, 200);
+    assert.equal(index.headers.get('cache-control'), 'no-cache');
+    assert.match(index.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+    const html = await index.text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    assert.ok(script, 'the page names its script');
+    const asset = await fetch(`${terminal.url}${script}`, { headers: { 'accept-encoding': 'br' } });
+    assert.equal(asset.status, 200);
+    assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.equal(asset.headers.get('content-encoding'), 'br');
+    assert.equal((await fetch(`${terminal.url}/assets/nothing-here.js`)).status, 404);
+    assert.equal((await fetch(`${terminal.url}/docs`, { redirect: 'manual' })).status < 400, true, '/docs stays');
+  });
+
+  test('lists every market with its mark and index, and the index moves live', async () => {
+    const requests: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    await page.goto(`${terminal.url}/`);
+    const perp = page.locator('tr', { hasText: 'BTC-PERP' });
+    await perp.waitFor();
+    await page.getByText('BTC-29JAN27').waitFor();
+    await page.getByText('ETH-USDC').waitFor();
+    assert.match(await perp.locator('td').nth(1).innerText(), /\d{2},\d{3}/, 'BTC-PERP shows a mark');
+    const index = await perp.locator('td').nth(2).innerText();
+    await page.waitForFunction(`document.querySelector('tr.clickable td:nth-child(3)')?.textContent !== ${JSON.stringify(index)}`, undefined, { timeout: 15_000 });
+    assert.ok(requests.every((u) => u.startsWith(terminal.url)), `everything loads from the service: ${requests.filter((u) => !u.startsWith(terminal.url)).join(', ')}`);
+    await screenshot(page, 'markets');
+  });
+
+  test('signs in with a local key, kept across a reload, labelled as local', async () => {
+    const address = await signInLocal(page);
+    assert.match(address, /^0x[0-9a-fA-F]{40}$/);
+    assert.equal(await page.locator('.badge.local').innerText(), 'local key');
+    await page.reload();
+    await page.getByTestId('account').waitFor();
+    assert.equal(await page.getByTestId('account').locator('.mono').getAttribute('title'), address);
+  });
+
+  test('a narrow window still shows the markets and the navigation', async () => {
+    const narrow = await newPage(terminal.browser, { width: 420, height: 800 });
+    await narrow.page.goto(`${terminal.url}/#/markets`);
+    await narrow.page.getByText('BTC-PERP').first().waitFor();
+    const overflow = (await narrow.page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the window`);
+    await screenshot(narrow.page, 'markets-narrow');
+    await narrow.context.close();
+  });
+
+  test('no uncaught error or console error on the way', () => {
+    assert.deepEqual(errors, []);
+  });
+});

@@ -1,0 +1,4 @@
+/** Wallet (built next). */
+export function Wallet() {
+  return <div class="panel">Wallet</div>;
+}
