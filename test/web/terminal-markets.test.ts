@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BrowserContext, Page } from 'playwright-core';
 import { chromiumMissing, collectPageErrors, newPage, screenshot } from '../support/browser.ts';
+import { waitFor } from '../support/harness.ts';
 import { startTerminal, signInLocal, type Terminal } from './terminal.ts';
 
 describe('web terminal: markets and sign-in', { skip: chromiumMissing() }, () => {
@@ -51,7 +52,7 @@ describe('web terminal: markets and sign-in', { skip: chromiumMissing() }, () =>
     await page.getByText('ETH-USDC').waitFor();
     assert.match(await perp.locator('td').nth(1).innerText(), /\d{2},\d{3}/, 'BTC-PERP shows a mark');
     const index = await perp.locator('td').nth(2).innerText();
-    await page.waitForFunction(`document.querySelector('tr.clickable td:nth-child(3)')?.textContent !== ${JSON.stringify(index)}`, undefined, { timeout: 15_000 });
+    await waitFor(async () => (await perp.locator('td').nth(2).innerText()) !== index, 15_000, 200);
     assert.ok(requests.every((u) => u.startsWith(terminal.url)), `everything loads from the service: ${requests.filter((u) => !u.startsWith(terminal.url)).join(', ')}`);
     await screenshot(page, 'markets');
   });
