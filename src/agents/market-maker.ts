@@ -317,13 +317,14 @@ export class MarketMaker {
   }
 
   /**
-   * What a linear ladder is centred on: a perp's mark, a spot pair's index, and for a dated future
-   * the index carried to its expiry (`carry`), which its mark then follows; null while unavailable.
+   * What a linear ladder is centred on: a perp's or spot pair's index, and for a dated future the
+   * index carried to its expiry (`carry`), which its mark then follows; null while unavailable.
+   * Not a perp's own mark: that mark follows the book, so a book centred on it held the perp
+   * wherever it stood while the index moved away (docs/architecture.md, the reference maker).
    */
   private reference(m: MarketRow, now: number): number | null {
-    if (m.marketType === 'perp') return m.markPrice === null ? null : Number(m.markPrice);
     if (m.indexPrice === null) return null;
-    if (m.marketType === 'spot' || m.expiry === undefined) return Number(m.indexPrice);
+    if (m.marketType !== 'future' || m.expiry === undefined) return Number(m.indexPrice);
     if (m.markPrice === null) return null;
     const T = Math.max(Date.parse(m.expiry) - now, 0) / YEAR;
     return carryForward(Number(m.indexPrice), T, this.cfg.carry[m.underlying] ?? 0);

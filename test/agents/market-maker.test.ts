@@ -198,8 +198,9 @@ describe('market maker with stale inputs (push feed)', () => {
   let base: string;
   let publisher: NodeJS.Timeout | null = null;
   let publishing: Promise<void> = Promise.resolve();
+  let btcIndex = '100000';
   const publish = async () => {
-    for (const [underlying, price] of [['BTC', '100000'], ['ETH', '3000']]) {
+    for (const [underlying, price] of [['BTC', btcIndex], ['ETH', '3000']]) {
       await call(base, '/admin/index', { body: { underlying, price }, headers: admin });
     }
   };
@@ -277,6 +278,19 @@ describe('market maker with stale inputs (push feed)', () => {
     await publish();
     startPublishing();
     await until(30_000, allQuoted);
+  });
+
+  test('a perp is quoted around its index: a 1 % index move re-centres its book and mark', async (t) => {
+    btcIndex = '101000';
+    const followed = await until(10_000, async () => {
+      const book = await get<Book>(base, '/perps/orderbook/BTC-PERP?depth=1');
+      const mark = (await get<Market[]>(base, '/perps/markets')).find((m) => m.id === 'BTC-PERP')!.markPrice;
+      if (book.bids.length === 0 || book.asks.length === 0 || mark === null) return 'BTC-PERP not quoted';
+      const mid = (Number(book.bids[0]![0]) + Number(book.asks[0]![0])) / 2;
+      const off = (x: number) => Math.abs(x / 101_000 - 1) * 10_000;
+      return off(mid) <= 15 && off(Number(mark)) <= 15 ? true : `mid ${mid}, mark ${mark} against the index 101000`;
+    });
+    t.diagnostic(`BTC-PERP book and mark within 15 bp of the moved index after ${followed} ms`);
   });
 });
 
