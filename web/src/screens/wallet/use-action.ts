@@ -1,0 +1,23 @@
+/**
+ * A button's action against the API: busy while it runs (the button disables itself, so one click
+ * sends one request), and any error reported in words (lib/notify.ts) under what was being done.
+ */
+import { useState } from 'preact/hooks';
+import { reportError } from '../../lib/notify.ts';
+
+export function useAction(): [busy: boolean, run: (doing: string, action: () => Promise<void>) => Promise<boolean>] {
+  const [busy, setBusy] = useState(false);
+  const run = async (doing: string, action: () => Promise<void>): Promise<boolean> => {
+    setBusy(true);
+    try {
+      await action();
+      return true;
+    } catch (e) {
+      reportError(e, doing);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return [busy, run];
+}
