@@ -12050,6 +12050,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/markets/dvol/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * DVOL history: open, high, low and close of the volatility index per bucket
+         * @description The DVOL the service computed on each clock tick (the value GET
+         *     /markets/dvol served then, percent to 2 decimals), as open, high, low and close per bucket of
+         *     `resolution` (minutes, or D for a UTC day; default 15). A bucket's time is its start (floor(t / size)
+         *     x size); buckets whose start lies in [from, to] (Unix seconds) are returned, oldest first; `to`
+         *     defaults to now, `from` to `to` minus 300 buckets (at most 90 days). Ticks without a DVOL (inputs
+         *     missing or stale) record nothing, so buckets without one are omitted. `from` > `to` is 400
+         *     VALIDATION_ERROR, a range over 90 days 400 RANGE_TOO_LARGE, an unknown underlying 404. Recorded in the
+         *     market history (one row per underlying and minute, kept like the trade candles).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description BTC (primary) or ETH */
+                    underlying?: string;
+                    /** @description bucket size in minutes, or D for a UTC day; default 15 */
+                    resolution?: "1" | "5" | "15" | "30" | "60" | "240" | "D";
+                    /** @description Unix seconds, first bucket start included; default `to` - 300 buckets (at most 90 days) */
+                    from?: number;
+                    /** @description Unix seconds, last bucket start included; default now */
+                    to?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            underlying: string;
+                            /** @enum {string} */
+                            resolution: "1" | "5" | "15" | "30" | "60" | "240" | "D";
+                            tenorDays: number;
+                            /** @description buckets in which DVOL had a value; the others are omitted */
+                            bars: {
+                                /** @description bucket start, Unix seconds, ascending */
+                                t: number;
+                                /** @description the first DVOL of the bucket, percent (decimal string) */
+                                open: string;
+                                high: string;
+                                low: string;
+                                /** @description the last DVOL of the bucket */
+                                close: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description malformed body, invalid enum or decimal, insufficient balance */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description unknown market, order or record */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/perps/book-stream": {
         parameters: {
             query?: never;

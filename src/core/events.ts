@@ -42,8 +42,11 @@ export type ExchangeEvent =
       readonly cancelled: readonly string[];
       readonly at: number;
     }
-  /** The option board of `underlying` was recomputed at `at` (the clock tick's time). */
-  | { readonly type: 'board'; readonly underlying: string; readonly at: number }
+  /**
+   * The option board of `underlying` was recomputed at `at` (the clock tick's time); `dvol` is the
+   * DVOL it computed (percent, 2 decimals, as GET /markets/dvol serves it), null without one.
+   */
+  | { readonly type: 'board'; readonly underlying: string; readonly at: number; readonly dvol: Fixed | null }
   | {
       readonly type: 'mark';
       readonly marketId: string;

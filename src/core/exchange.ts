@@ -334,8 +334,9 @@ export class Exchange {
     this.clob.onTick(this.clock);
     this.wallet.onTick(this.clock);
     for (const underlying of new Set(this.config.linear.perps.map((p) => p.underlying))) {
-      this.board.recompute(underlying, this.clock);
-      this.events.push({ type: 'board', underlying, at: this.clock });
+      const board = this.board.recompute(underlying, this.clock);
+      const dvol = board.dvol === null ? null : fromFloat(board.dvol.dvol, 2, 'halfUp');
+      this.events.push({ type: 'board', underlying, at: this.clock, dvol });
     }
     this.keepSettlementWindows();
     return null;

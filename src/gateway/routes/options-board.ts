@@ -7,15 +7,19 @@
  * than its freshness limit (a stale mark is never served). Digits: iv in percent to 4 decimals and
  * the Greeks to 8, so a client can reprice a mark from the row, the forward and the slice within a
  * tick (docs/architecture.md "Option board, DVOL"). The tradable price is always the order book.
+ * GET /markets/dvol/history serves the DVOL values the clock ticks computed as candles, from the
+ * market history (adapters/store/projections/dvol-history.ts).
  */
 import { Type } from 'typebox';
+import { RESOLUTION_SECONDS, RESOLUTIONS } from '../../adapters/store/projections/market-history.ts';
 import type { ExpirySlice, OptionRow, UnderlyingBoard } from '../../core/options/board.ts';
 import { formatDecimal, fromFloat } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
-import type { GatewayContext } from '../context.ts';
+import { histories, type GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
 import { decOrNull, iso, isoOrNull } from '../format.ts';
 import { IsoTime, NullableIsoTime, NullableString, OrNull, responses, StringEnum } from '../schemas/common.ts';
+import { candleRange, UnixSeconds, wholeNumbers } from './market-data.ts';
 
 const PRIMARY = 'BTC';
 const BOARD_MAX_AGE_MS = 5_000;
@@ -77,6 +81,28 @@ export const BoardView = Type.Object({
   computedAt: NullableIsoTime,
   volatilityIndex: OrNull(DvolBlock),
 });
+
+const DvolHistoryView = Type.Object({
+  underlying: Type.String(),
+  resolution: StringEnum(RESOLUTIONS),
+  tenorDays: Type.Integer(),
+  bars: Type.Array(Type.Object({
+    t: Type.Integer({ description: 'bucket start, Unix seconds, ascending' }),
+    open: Type.String({ description: 'the first DVOL of the bucket, percent (decimal string)' }),
+    high: Type.String(),
+    low: Type.String(),
+    close: Type.String({ description: 'the last DVOL of the bucket' }),
+  }), { description: 'buckets in which DVOL had a value; the others are omitted' }),
+});
+
+const DVOL_HISTORY_DESCRIPTION = `The DVOL the service computed on each clock tick (the value GET
+/markets/dvol served then, percent to 2 decimals), as open, high, low and close per bucket of
+\`resolution\` (minutes, or D for a UTC day; default 15). A bucket's time is its start (floor(t / size)
+x size); buckets whose start lies in [from, to] (Unix seconds) are returned, oldest first; \`to\`
+defaults to now, \`from\` to \`to\` minus 300 buckets (at most 90 days). Ticks without a DVOL (inputs
+missing or stale) record nothing, so buckets without one are omitted. \`from\` > \`to\` is 400
+VALIDATION_ERROR, a range over 90 days 400 RANGE_TOO_LARGE, an unknown underlying 404. Recorded in the
+market history (one row per underlying and minute, kept like the trade candles).`;
 
 /** A model float as a plain decimal string at `digits` places (the pricing boundary). */
 function num(x: number | null, digits: number): string | null {
@@ -214,6 +240,30 @@ export function optionsBoardRoutes(app: TypedApp, ctx: GatewayContext): void {
       raw: d === null ? null : num(d.raw, 4),
       method: d === null ? null : d.method,
     };
+  });
+
+  app.get('/markets/dvol/history', {
+    config: { access: 'public' },
+    schema: {
+      tags: ['market-data'],
+      summary: 'DVOL history: open, high, low and close of the volatility index per bucket',
+      description: DVOL_HISTORY_DESCRIPTION,
+      querystring: Type.Object({
+        underlying: Underlying,
+        resolution: Type.Optional(StringEnum(RESOLUTIONS, { description: 'bucket size in minutes, or D for a UTC day; default 15' })),
+        from: UnixSeconds('Unix seconds, first bucket start included; default `to` - 300 buckets (at most 90 days)'),
+        to: UnixSeconds('Unix seconds, last bucket start included; default now'),
+      }, { additionalProperties: false }),
+      response: responses({ 200: DvolHistoryView }, [400, 404, 429]),
+    },
+    preValidation: (req) => wholeNumbers(req, ['from', 'to']),
+  }, async (req) => {
+    const underlying = knownUnderlying(ctx, req.query.underlying);
+    const resolution = req.query.resolution ?? '15';
+    const range = candleRange(resolution, req.query.from, req.query.to, Math.floor(ctx.now() / 1000));
+    const { market } = await histories(ctx);
+    const bars = market.dvol.candles(underlying, RESOLUTION_SECONDS[resolution], range.from, range.to);
+    return { underlying, resolution, tenorDays: 30, bars };
   });
 }
 

@@ -1,7 +1,8 @@
 /**
  * Market history: one-minute candles of every linear market, written from `fill` events inside
  * the journal transaction, and the reads behind `GET /perps/ohlc` and the 24-hour part of
- * `GET /perps/market-stats`.
+ * `GET /perps/market-stats`; and, in `dvol` (dvol-history.ts), the one-minute DVOL candles of each
+ * underlying written from `board` events, behind `GET /markets/dvol/history`.
  *
  * Storage: `candles_1m` keyed by (market, minute start in Unix seconds). Prices and volumes are
  * exact decimal TEXT (formatDecimal), never REAL; every sum and comparison is done with bigint in
@@ -27,6 +28,7 @@ import type { FillRecord } from '../../../core/records.ts';
 import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
 import { storedDecimal } from '../stored-decimal.ts';
+import { DVOL_MIGRATIONS, DvolHistory } from './dvol-history.ts';
 
 const MIGRATIONS = [
   {
@@ -180,14 +182,19 @@ class BarBuilder {
 }
 
 export class MarketHistory implements Projector {
-  readonly migrations = MIGRATIONS;
-  readonly consumes = ['fill'] as const;
+  readonly migrations = [...MIGRATIONS, ...DVOL_MIGRATIONS];
+  readonly consumes = ['fill', 'board'] as const;
+  /** The DVOL candles of each underlying. */
+  readonly dvol: DvolHistory;
   private stmts: ReturnType<MarketHistory['prepare']> | null = null;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    this.dvol = new DvolHistory(db);
+  }
 
   project(event: ExchangeEvent): void {
     if (event.type === 'fill') this.record(event.fill);
+    else if (event.type === 'board' && event.dvol !== null) this.dvol.record(event.underlying, event.at, event.dvol);
   }
 
   /**
@@ -261,6 +268,7 @@ export class MarketHistory implements Projector {
   }
 
   endBatch(): void {
+    this.dvol.endBatch();
     if (this.pending.size === 0) return;
     const s = (this.stmts ??= this.prepare());
     for (const { marketId, candle: c } of this.pending.values()) {
