@@ -1,0 +1,185 @@
+/**
+ * The perp trading screen in a real browser, as a trader uses it: the BTC-PERP book fills from the
+ * market maker (a click on a level puts its price in the ticket); signed in with a local key and
+ * funded (a deposit through the admin endpoint, then a transfer to the perps bucket made from Node
+ * with the page's own key: the wallet screen's test covers that transfer through the UI), the
+ * trader places a resting limit order with the keyboard after the API's preview, amends and cancels
+ * it, opens a position with a market order and sees its entry, mark, unrealised PnL and the
+ * liquidation price GET /perps/positions gives, then closes it. Screenshots: test-artifacts/web/
+ * trade.png (1280x800, a position and an open order) and trade-narrow.png (420 px wide).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import type { Hex } from 'viem';
+import { ExchangeClient } from '../../sdk/src/index.ts';
+import { num } from '../../web/src/lib/format.ts';
+import { chromiumMissing, collectPageErrors, newPage, screenshot } from '../support/browser.ts';
+import { waitFor } from '../support/harness.ts';
+import { deposit, signInLocal, startTerminal, type Terminal } from './terminal.ts';
+
+const MARKET = 'BTC-PERP';
+
+describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
+  let terminal: Terminal;
+  let context: BrowserContext;
+  let page: Page;
+  let errors: string[];
+  let trader: ExchangeClient;
+  /** A buy price well under the book and inside the price band, and a sell price well over it. */
+  let farBid: string;
+  let farAsk: string;
+
+  before(async () => {
+    terminal = await startTerminal();
+    ({ context, page } = await newPage(terminal.browser));
+    errors = collectPageErrors(page);
+  });
+  after(async () => {
+    await context?.close();
+    await terminal?.close();
+  });
+
+  const ticket = () => page.getByTestId('ticket');
+  const orderRows = () => page.getByTestId('order-row');
+
+  /** Fills the ticket and sends it with Enter (the ticket is a form), once the preview approves it. */
+  async function placeOrder(side: 'Buy / Long' | 'Sell / Short', type: 'Limit' | 'Market', quantity: string, price?: string, margin = 'cross'): Promise<void> {
+    await ticket().getByRole('button', { name: side, exact: true }).click();
+    await ticket().getByRole('button', { name: type, exact: true }).click();
+    await ticket().getByLabel('Margin').selectOption(margin);
+    if (price !== undefined) await ticket().getByLabel(/^Price/).fill(price);
+    const size = ticket().getByLabel(/^Size/);
+    await size.fill(quantity);
+    await page.getByTestId('preview-verdict').filter({ hasText: 'would accept' }).waitFor({ timeout: 10_000 });
+    assert.match(await page.getByTestId('preview-margin').innerText(), /\d/, 'the preview shows the margin');
+    assert.match(await page.getByTestId('preview-fee').innerText(), /bps/, 'the preview shows the fee');
+    await size.press('Enter');
+  }
+
+  test('signed out: the BTC-PERP book fills from the maker, private panels ask to sign in', async () => {
+    await page.goto(`${terminal.url}/#/trade/${MARKET}`);
+    await page.getByTestId('book-bids').locator('.ob-level').first().waitFor({ timeout: 15_000 });
+    await page.getByTestId('book-asks').locator('.ob-level').first().waitFor();
+    assert.ok((await page.getByTestId('book-bids').locator('.ob-level').count()) >= 2, 'bids have levels');
+    assert.ok((await page.getByTestId('book-asks').locator('.ob-level').count()) >= 2, 'asks have levels');
+    assert.match(await page.getByTestId('book-spread').innerText(), /Spread\s+[\d,.]+/);
+    assert.match(await page.getByTestId('mark').innerText(), /\d{2},\d{3}/);
+    assert.equal(await page.getByTestId('sign-in-note').count(), 2, 'positions and open orders say to sign in');
+
+    const best = page.getByTestId('book-bids').locator('.ob-price').first();
+    const label = (await best.getAttribute('aria-label')) ?? '';
+    await best.click();
+    const price = ticket().getByLabel(/^Price/);
+    await waitFor(async () => (await price.inputValue()) === label.replace(/^bid /, ''), 5_000, 50);
+  });
+
+  test('signed in and funded, the perps bucket shows', async () => {
+    const address = await signInLocal(page);
+    const key = (await page.evaluate("localStorage.getItem('exchange.localKey')")) as Hex;
+    trader = new ExchangeClient({ baseUrl: terminal.url, signer: key });
+    await deposit(terminal, address, '20000');
+    await waitFor(async () => Number((await trader.balance()).walletBalance) >= 20_000, 10_000, 100);
+    await trader.transfer({ from: 'wallet', to: 'perps', amount: '20000' });
+    await page.getByTestId('perps-balance').filter({ hasText: '20,000' }).waitFor({ timeout: 10_000 });
+    const m = (await trader.markets()).find((x) => x.id === MARKET)!;
+    const band = Number(m.priceBandPct) / 100;
+    farBid = String(Math.floor(Number(m.markPrice) * (1 - band / 2)));
+    farAsk = String(Math.ceil(Number(m.markPrice) * (1 + band / 2)));
+  });
+
+  test('a resting limit order shows in open orders, is amended, then cancelled', async () => {
+    await placeOrder('Buy / Long', 'Limit', '0.01', farBid);
+    const row = orderRows().filter({ hasText: num(farBid) });
+    await row.waitFor({ timeout: 10_000 });
+    assert.match(await row.innerText(), /buy\s+limit/);
+
+    const amended = String(Number(farBid) - 100);
+    await row.getByRole('button', { name: /^Amend/ }).click();
+    const form = page.getByTestId('amend-form');
+    await form.getByLabel('New price').fill(amended);
+    await form.getByLabel('New size').fill('0.02');
+    await form.getByRole('button', { name: 'Replace order' }).click();
+    const moved = orderRows().filter({ hasText: num(amended) });
+    await moved.waitFor({ timeout: 10_000 });
+    assert.equal(await moved.getByTestId('order-size').innerText(), '0.02');
+    await orderRows().filter({ hasText: num(farBid) }).waitFor({ state: 'detached' });
+    const open = await trader.get('/perps/orders/open');
+    assert.deepEqual(open.map((o) => [o.price, o.quantity]), [[amended, '0.02']], 'the venue holds the amended order only');
+
+    await moved.getByRole('button', { name: /^Cancel/ }).click();
+    await page.getByText('No open order.').waitFor({ timeout: 10_000 });
+    assert.deepEqual(await trader.get('/perps/orders/open'), []);
+  });
+
+  test('an isolated market order opens a position with its entry, mark, PnL and the API\'s liquidation price', async () => {
+    await placeOrder('Buy / Long', 'Market', '0.05', undefined, 'isolated');
+    const position = page.getByTestId('position-row').filter({ hasText: MARKET });
+    await position.waitFor({ timeout: 10_000 });
+    for (const id of ['position-entry', 'position-mark', 'position-upnl', 'position-liq']) {
+      assert.match(await position.getByTestId(id).innerText(), /\d/, `${id} is shown`);
+    }
+    await waitForEqual(position.getByTestId('position-liq'), async () => {
+      const [p] = await trader.get('/perps/positions', { query: { marketId: MARKET } });
+      return num(p?.liquidationPrice);
+    });
+    await page.getByTestId('trades-tape').locator('tbody tr').first().waitFor({ timeout: 10_000 });
+
+    await placeOrder('Sell / Short', 'Limit', '0.01', farAsk);
+    await orderRows().filter({ hasText: num(farAsk) }).waitFor({ timeout: 10_000 });
+    await dismissNotices(page);
+    await screenshot(page, 'trade');
+  });
+
+  test('a narrow window stacks the screen without horizontal overflow', async () => {
+    await page.setViewportSize({ width: 420, height: 800 });
+    await page.getByTestId('book-bids').locator('.ob-level').first().waitFor();
+    // The chart follows its box through a ResizeObserver: give it a moment to shrink.
+    await waitFor(async () => (await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')) === true, 3_000, 100).catch(() => undefined);
+    const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+    const wide = await page.evaluate(WIDE_ELEMENTS);
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the window: ${JSON.stringify(wide)}`);
+    await dismissNotices(page);
+    await screenshot(page, 'trade-narrow');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  test('the position closes from its row; the last order is cancelled', async () => {
+    const position = page.getByTestId('position-row').filter({ hasText: MARKET });
+    await position.getByRole('button', { name: /^Close/ }).click();
+    await page.getByText('No open position.').waitFor({ timeout: 10_000 });
+    assert.deepEqual(await trader.get('/perps/positions'), []);
+    await orderRows().first().getByRole('button', { name: /^Cancel/ }).click();
+    await page.getByText('No open order.').waitFor({ timeout: 10_000 });
+  });
+
+  test('no uncaught error or console error on the way', () => {
+    assert.deepEqual(errors, []);
+  });
+});
+
+/** Clears the confirmations (they sit over the ticket) before a screenshot. */
+async function dismissNotices(page: Page): Promise<void> {
+  const buttons = page.getByRole('button', { name: 'Dismiss' });
+  while ((await buttons.count()) > 0) await buttons.first().click();
+  await page.mouse.move(0, 0);
+}
+
+/** For the failure message: the elements (outside a scroll box) that end past the window's right edge. */
+const WIDE_ELEMENTS = `[...document.querySelectorAll('body *')]
+  .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5 && e.closest('.table-scroll') === null)
+  .slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ends at ' + Math.round(e.getBoundingClientRect().right))`;
+
+/** Waits until the page's text equals what `read` returns at about the same moment (both may move). */
+async function waitForEqual(shown: Locator, read: () => Promise<string>): Promise<void> {
+  let last = '';
+  try {
+    await waitFor(async () => {
+      const [onPage, fromApi] = [await shown.innerText(), await read()];
+      last = `page ${onPage}, API ${fromApi}`;
+      return onPage === fromApi;
+    }, 10_000, 250);
+  } catch {
+    assert.fail(`the page never showed the API's value: ${last}`);
+  }
+}

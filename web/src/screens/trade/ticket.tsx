@@ -1,0 +1,240 @@
+/**
+ * The perp/future order ticket: buy or sell, limit or market, time in force, post-only,
+ * reduce-only, take-profit and stop-loss exits, cross or isolated margin. While the trader types, the
+ * API's dry run (POST /perps/orders/preview) shows what the order would do — notional, the initial
+ * margin it locks, the fee and its rate, and whether the venue's checks pass (and which fails) —
+ * before anything is sent; Enter or the button sends it (POST /perps/orders through the SDK's
+ * placeOrder, with a fresh clientOrderId so a retry never trades twice). Every figure comes from the
+ * API; the browser sends the decimal strings as typed. The venue sets margin by its tiers (there is
+ * no per-order leverage to send): the ticket shows the market's maximum leverage and the leverage
+ * and liquidation price of the position the order would change, as GET /perps/positions values them.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { ExchangeClient, PerpOrderInput, ResponseOf } from '../../../../sdk/src/index.ts';
+import type { Market } from '../../api/markets.ts';
+import { num } from '../../lib/format.ts';
+import { describeError, notify, reportError } from '../../lib/notify.ts';
+import type { PerpAccount } from './use-perp-account.ts';
+
+type Preview = ResponseOf<'/perps/orders/preview', 'post'>;
+type Side = 'buy' | 'sell';
+type TimeInForce = 'gtc' | 'ioc' | 'fok';
+type MarginMode = 'cross' | 'isolated';
+
+export interface Draft {
+  side: Side;
+  type: 'limit' | 'market';
+  price: string;
+  quantity: string;
+  timeInForce: TimeInForce;
+  postOnly: boolean;
+  reduceOnly: boolean;
+  marginMode: MarginMode;
+  exits: boolean;
+  takeProfitPrice: string;
+  stopLossPrice: string;
+}
+
+const START: Draft = {
+  side: 'buy', type: 'limit', price: '', quantity: '', timeInForce: 'gtc', postOnly: false, reduceOnly: false,
+  marginMode: 'cross', exits: false, takeProfitPrice: '', stopLossPrice: '',
+};
+const DECIMAL = /^\d+(\.\d+)?$/;
+
+/** The order body the draft stands for, or why there is none yet. */
+export function orderBody(marketId: string, d: Draft): PerpOrderInput | string {
+  const quantity = d.quantity.trim();
+  const price = d.price.trim();
+  if (quantity === '') return 'Enter a size.';
+  if (!DECIMAL.test(quantity)) return 'The size is a decimal number, e.g. 0.01.';
+  if (d.type === 'limit' && !DECIMAL.test(price)) return price === '' ? 'Enter a limit price.' : 'The price is a decimal number, e.g. 95000.5.';
+  const body: PerpOrderInput = { marketId, side: d.side, quantity, type: d.type, marginMode: d.marginMode };
+  const extra: Partial<PerpOrderInput> = d.type === 'limit' ? { price, timeInForce: d.timeInForce, postOnly: d.postOnly || undefined } : {};
+  if (d.reduceOnly) extra.reduceOnly = true;
+  if (d.exits) {
+    for (const key of ['takeProfitPrice', 'stopLossPrice'] as const) {
+      const v = d[key].trim();
+      if (v === '') continue;
+      if (!DECIMAL.test(v)) return `The ${key === 'takeProfitPrice' ? 'take-profit' : 'stop-loss'} price is a decimal number.`;
+      extra[key] = v;
+    }
+  }
+  return { ...body, ...extra };
+}
+
+export interface TicketProps {
+  readonly market: Market | undefined;
+  readonly marketId: string;
+  readonly client: ExchangeClient | null;
+  readonly account: PerpAccount;
+  /** A price picked in the book; `n` changes with every pick so the same price can be picked twice. */
+  readonly picked: { price: string; n: number } | null;
+}
+
+export function Ticket(props: TicketProps) {
+  const [draft, setDraft] = useState<Draft>(START);
+  const [sending, setSending] = useState(false);
+  const set = (change: Partial<Draft>) => setDraft((d) => ({ ...d, ...change }));
+  useEffect(() => {
+    if (props.picked !== null) set({ price: props.picked.price, type: 'limit' });
+  }, [props.picked?.n]);
+  useEffect(() => setDraft((d) => ({ ...START, side: d.side, marginMode: d.marginMode })), [props.marketId]);
+
+  const body = orderBody(props.marketId, draft);
+  const preview = usePreview(props.client, typeof body === 'string' ? null : body);
+  const send = async (e: Event) => {
+    e.preventDefault();
+    if (props.client === null || typeof body === 'string' || sending) return;
+    setSending(true);
+    try {
+      const order = await props.client.placeOrder(body);
+      const filled = order.filledQuantity !== '0' ? `, filled ${num(order.filledQuantity)} at ${num(order.avgFillPrice)}` : '';
+      notify(order.status === 'rejected' ? 'error' : 'ok', `${order.side} ${num(order.quantity)} ${order.marketId} ${order.type}: ${order.status}${filled}${order.rejectReason !== null ? ` (${order.rejectReason})` : ''}`);
+      props.account.refresh();
+    } catch (err) {
+      reportError(err, 'placing the order');
+    } finally {
+      setSending(false);
+    }
+  };
+  const m = props.market;
+  const signedIn = props.client !== null;
+  return (
+    <form class="panel ticket" onSubmit={send} aria-label="Order ticket" data-testid="ticket">
+      <h2>Order</h2>
+      <Toggle label="Side" value={draft.side} options={[['buy', 'Buy / Long'], ['sell', 'Sell / Short']]} onChange={(side) => set({ side })} sided />
+      <Toggle label="Order type" value={draft.type} options={[['limit', 'Limit'], ['market', 'Market']]} onChange={(type) => set({ type })} />
+      {draft.type === 'limit' && (
+        <label>
+          Price ({m?.quoteSymbol ?? 'USDC'})
+          <input name="price" inputMode="decimal" autoComplete="off" value={draft.price} placeholder={m?.markPrice ?? ''} onInput={(e) => set({ price: e.currentTarget.value })} />
+        </label>
+      )}
+      <label>
+        Size ({m?.baseSymbol ?? 'base'}){m !== undefined && <span class="hint"> step {m.stepSize}, min {m.minSize}</span>}
+        <input name="quantity" inputMode="decimal" autoComplete="off" value={draft.quantity} onInput={(e) => set({ quantity: e.currentTarget.value })} />
+      </label>
+      <div class="ticket-row">
+        {draft.type === 'limit' && (
+          <label>
+            Time in force
+            <select name="timeInForce" value={draft.timeInForce} onChange={(e) => set({ timeInForce: e.currentTarget.value as TimeInForce })}>
+              <option value="gtc" title="good till cancelled">GTC</option>
+              <option value="ioc" title="immediate or cancel">IOC</option>
+              <option value="fok" title="fill or kill">FOK</option>
+            </select>
+          </label>
+        )}
+        <label>
+          Margin
+          <select name="marginMode" value={draft.marginMode} onChange={(e) => set({ marginMode: e.currentTarget.value as MarginMode })}>
+            <option value="cross">Cross</option>
+            <option value="isolated">Isolated</option>
+          </select>
+        </label>
+      </div>
+      <div class="checks">
+        {draft.type === 'limit' && <Check label="Post-only" checked={draft.postOnly} onChange={(postOnly) => set({ postOnly })} />}
+        <Check label="Reduce-only" checked={draft.reduceOnly} onChange={(reduceOnly) => set({ reduceOnly })} />
+        <Check label="TP/SL" checked={draft.exits} onChange={(exits) => set({ exits })} />
+      </div>
+      {draft.exits && (
+        <div class="ticket-row">
+          <label>
+            Take profit (mark)
+            <input name="takeProfitPrice" inputMode="decimal" autoComplete="off" value={draft.takeProfitPrice} onInput={(e) => set({ takeProfitPrice: e.currentTarget.value })} />
+          </label>
+          <label>
+            Stop loss (mark)
+            <input name="stopLossPrice" inputMode="decimal" autoComplete="off" value={draft.stopLossPrice} onInput={(e) => set({ stopLossPrice: e.currentTarget.value })} />
+          </label>
+        </div>
+      )}
+      <PreviewBox {...props} draft={draft} body={body} preview={preview} />
+      <button type="submit" class={draft.side} disabled={!signedIn || typeof body === 'string' || sending} data-testid="place-order">
+        {!signedIn ? 'Sign in to trade' : sending ? 'Sending…' : `${draft.side === 'buy' ? 'Buy / Long' : 'Sell / Short'} ${props.marketId}`}
+      </button>
+    </form>
+  );
+}
+
+/** The API's dry run of `body`, read 250 ms after the trader stops typing. */
+function usePreview(client: ExchangeClient | null, body: PerpOrderInput | null): { body: string; result: Preview | null; error: string | null } | null {
+  const [state, setState] = useState<{ body: string; result: Preview | null; error: string | null } | null>(null);
+  const key = body === null ? '' : JSON.stringify(body);
+  useEffect(() => {
+    if (client === null || body === null) return undefined;
+    let stopped = false;
+    const timer = setTimeout(() => {
+      client
+        .post('/perps/orders/preview', { body })
+        .then((result) => !stopped && setState({ body: key, result, error: null }))
+        .catch((e: unknown) => !stopped && setState({ body: key, result: null, error: describeError(e) }));
+    }, 250);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [client, key]);
+  return state !== null && state.body === key ? state : null;
+}
+
+function PreviewBox(props: TicketProps & { draft: Draft; body: PerpOrderInput | string; preview: ReturnType<typeof usePreview> }) {
+  const { preview, draft } = props;
+  const position = props.account.positions?.find((p) => p.marketId === props.marketId && p.marginMode === draft.marginMode);
+  const quote = props.market?.quoteSymbol ?? 'USDC';
+  return (
+    <div class="preview" aria-live="polite" data-testid="order-preview">
+      {props.client === null ? <p class="muted">Sign in to see the margin and fee of an order and to place it.</p>
+        : typeof props.body === 'string' ? <p class="muted">{props.body}</p>
+          : preview === null ? <p class="muted">Checking with the venue…</p>
+            : preview.error !== null ? <p class="down">Preview failed: {preview.error}</p>
+              : preview.result !== null && <PreviewFigures preview={preview.result} quote={quote} />}
+      <dl class="facts">
+        <dt>Available margin</dt><dd class="num" data-testid="available-margin">{num(props.account.margin?.availableMargin)} {quote}</dd>
+        <dt>Max leverage</dt><dd class="num" title="the first margin tier's; the venue sets margin by tiers, there is no leverage to choose per order">{props.market !== undefined ? `${props.market.maxLeverage}×` : '—'}</dd>
+        <dt>Position ({draft.marginMode})</dt>
+        <dd class="num">{position === undefined ? 'none' : `${position.side} ${num(position.size)} · ${position.leverage === null ? '—' : `${num(position.leverage)}×`}`}</dd>
+        <dt>Liquidation price</dt>
+        <dd class="num">{position === undefined ? 'no position yet' : num(position.liquidationPrice)}</dd>
+      </dl>
+    </div>
+  );
+}
+
+function PreviewFigures(props: { preview: Preview; quote: string }) {
+  const p = props.preview;
+  return (
+    <>
+      <p class={p.approved ? 'up' : 'down'} data-testid="preview-verdict">
+        {p.approved ? 'The venue would accept this order.' : `Would be refused: ${p.message ?? ''} [${p.reason ?? ''}]`}
+      </p>
+      <dl class="facts">
+        <dt>Notional</dt><dd class="num">{num(p.notional)} {props.quote}</dd>
+        <dt>Initial margin</dt><dd class="num" data-testid="preview-margin">{num(p.marginRequired)} {props.quote}</dd>
+        <dt>Est. fee <span class="hint">({p.feeBps} bps {p.feeRole})</span></dt><dd class="num" data-testid="preview-fee">{num(p.estFee)} {props.quote}</dd>
+      </dl>
+    </>
+  );
+}
+
+function Toggle<T extends string>(props: { label: string; value: T; options: [T, string][]; onChange: (v: T) => void; sided?: boolean }) {
+  return (
+    <div class="tabs toggle" role="group" aria-label={props.label}>
+      {props.options.map(([v, text]) => (
+        <button key={v} type="button" aria-pressed={props.value === v} class={props.sided === true && props.value === v ? v : ''} onClick={() => props.onChange(v)}>
+          {text}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+function Check(props: { label: string; checked: boolean; onChange: (v: boolean) => void }) {
+  return (
+    <label class="check">
+      <input type="checkbox" checked={props.checked} onChange={(e) => props.onChange(e.currentTarget.checked)} />
+      {props.label}
+    </label>
+  );
+}
