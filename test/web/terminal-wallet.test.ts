@@ -19,6 +19,12 @@ async function bucketReads(page: Page, bucket: string, expected: string): Promis
   await page.locator(`[data-testid="bucket-${bucket}-total"]`, { hasText: new RegExp(`^${digits}\\s`) }).waitFor({ timeout: 10_000 });
 }
 
+/** Closes the notices so a screenshot shows the screen under them. */
+async function dismissNotices(page: Page): Promise<void> {
+  await page.evaluate(`document.querySelectorAll('.notice button[aria-label="Dismiss"]').forEach((b) => b.click())`);
+  await page.locator('.notice').first().waitFor({ state: 'detached' });
+}
+
 describe('web terminal: wallet and spot', { skip: chromiumMissing() }, () => {
   let terminal: Terminal;
   let context: BrowserContext;
@@ -89,6 +95,7 @@ describe('web terminal: wallet and spot', { skip: chromiumMissing() }, () => {
     await page.locator('[data-testid="settlements"] tr[data-kind="withdraw"]').waitFor();
     await page.getByRole('button', { name: 'Ledger' }).click();
     await ledger.locator('tr[data-type="deposit"]').waitFor();
+    await dismissNotices(page);
     await screenshot(page, 'wallet');
   });
 
@@ -107,6 +114,7 @@ describe('web terminal: wallet and spot', { skip: chromiumMissing() }, () => {
     await row.waitFor();
     assert.match(await row.innerText(), /read[\s\S]*127\.0\.0\.1[\s\S]*active/);
     await box.scrollIntoViewIfNeeded();
+    await dismissNotices(page);
     await screenshot(page, 'api-keys');
 
     const withKey = () => fetch(`${terminal.url}/portfolio/balances`, { headers: { 'x-api-key': secret } });
@@ -131,10 +139,49 @@ describe('web terminal: wallet and spot', { skip: chromiumMissing() }, () => {
     await page.setViewportSize({ width: 420, height: 800 });
     await page.evaluate('window.scrollTo(0, 0)');
     await bucketReads(page, 'wallet', '745');
+    await dismissNotices(page);
     await screenshot(page, 'wallet-narrow');
     const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
     const wide = await page.evaluate(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.parentElement.closest('.table-scroll')).slice(0, 8).map((e) => e.tagName + '.' + e.className + '<' + e.parentElement.className).join(' ')`);
     assert.ok(overflow <= 0, `the page is ${overflow} px wider than the window: ${wide}`);
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  test('spot: the maker fills the book; an order previewed, placed, seen open and cancelled', async () => {
+    await page.goto(`${terminal.url}/#/spot/BTC-USDC`);
+    const book = page.getByTestId('order-book');
+    await book.locator('[data-testid="book-bids"] .ob-level').first().waitFor({ timeout: 15_000 });
+    await book.locator('[data-testid="book-asks"] .ob-level').first().waitFor();
+    const bestBid = (await book.locator('[data-testid="book-bids"] .ob-price').first().getAttribute('aria-label'))!.replace('bid ', '');
+    const price = (Math.floor(Number(bestBid) * 0.98 * 100) / 100).toFixed(2); // 2 % under the best bid: it rests
+    const ticket = page.getByRole('form', { name: 'Spot order ticket' });
+    await ticket.getByRole('button', { name: 'Buy BTC' }).first().click();
+    await ticket.getByLabel(/Limit price/).fill(price);
+    await ticket.getByLabel(/Quantity/).fill('0.001');
+    await ticket.getByLabel(/Post-only/).check();
+    await page.getByTestId('spot-preview-verdict').filter({ hasText: 'would accept' }).waitFor();
+    assert.match(await page.getByTestId('spot-preview-lock').innerText(), /USDC/);
+    assert.match(await page.getByTestId('spot-preview-fee').innerText(), /bps, maker/);
+    await ticket.getByLabel(/Quantity/).press('Enter');
+    const open = page.getByTestId('spot-open-orders').locator('tr', { hasText: price.replace(/\B(?=(\d{3})+(?!\d))/g, ',') });
+    await open.waitFor();
+    assert.match(await open.innerText(), /buy[\s\S]*post-only[\s\S]*0\.001/);
+    const lockedUsdc = page.locator('[data-testid="spot-balances"] tr[data-asset="USDC"] td:nth-child(3)');
+    await lockedUsdc.filter({ hasText: /^[1-9]/ }).waitFor();
+    await dismissNotices(page);
+    await screenshot(page, 'spot');
+    await open.getByRole('button', { name: /Cancel order/ }).click();
+    await page.getByTestId('no-open-orders').waitFor();
+    await lockedUsdc.filter({ hasText: /^0$/ }).waitFor();
+  });
+
+  test('the spot screen fits a narrow window', async () => {
+    await page.setViewportSize({ width: 420, height: 800 });
+    await page.getByTestId('spot-ticket').waitFor();
+    const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the window`);
+    await dismissNotices(page);
+    await screenshot(page, 'spot-narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 
