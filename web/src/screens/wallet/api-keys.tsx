@@ -11,7 +11,7 @@ import { dateTime } from '../../lib/format.ts';
 import { notify } from '../../lib/notify.ts';
 import { usePoll } from '../../lib/use-poll.ts';
 import { CopyButton } from './copy-button.tsx';
-import { useAction } from './use-action.ts';
+import { useAction, useFocusOnMount } from './use-action.ts';
 
 type ApiKey = ResponseOf<'/perps/me/api-keys', 'get'>[number];
 type CreatedKey = ResponseOf<'/perps/me/api-keys', 'post'>;
@@ -139,10 +139,7 @@ function KeyList(props: { keys: readonly ApiKey[] | null; client: ExchangeClient
               <td><span class={`status ${k.status}`}>{k.status}</span></td>
               <td>
                 {k.status !== 'active' ? null : confirming === k.id ? (
-                  <span class="row gap" role="group" aria-label={`Confirm revoking ${k.name}`}>
-                    <button type="button" class="sell small" disabled={busy} onClick={() => revoke(k)}>Revoke for good</button>
-                    <button type="button" class="ghost small" disabled={busy} onClick={() => setConfirming(null)}>Keep</button>
-                  </span>
+                  <ConfirmRevoke name={k.name} busy={busy} onConfirm={() => revoke(k)} onCancel={() => setConfirming(null)} />
                 ) : (
                   <button type="button" class="ghost small" onClick={() => setConfirming(k.id)} aria-label={`Revoke ${k.name}`}>Revoke…</button>
                 )}
@@ -152,5 +149,15 @@ function KeyList(props: { keys: readonly ApiKey[] | null; client: ExchangeClient
         </tbody>
       </table>
     </div>
+  );
+}
+
+function ConfirmRevoke(props: { name: string; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
+  const confirm = useFocusOnMount<HTMLButtonElement>();
+  return (
+    <span class="row gap" role="group" aria-label={`Confirm revoking ${props.name}`}>
+      <button type="button" ref={confirm} class="sell small" disabled={props.busy} onClick={props.onConfirm}>Revoke for good</button>
+      <button type="button" class="ghost small" disabled={props.busy} onClick={props.onCancel}>Keep</button>
+    </span>
   );
 }

@@ -10,7 +10,7 @@ import { newClientId, type ExchangeClient } from '../../../../sdk/src/index.ts';
 import { num, shortAddress } from '../../lib/format.ts';
 import { notify } from '../../lib/notify.ts';
 import { BUCKETS, type BucketName, type Buckets } from './use-balances.ts';
-import { useAction } from './use-action.ts';
+import { useAction, useFocusOnMount } from './use-action.ts';
 
 const label = (id: BucketName) => BUCKETS.find((b) => b.id === id)?.label ?? id;
 
@@ -120,19 +120,13 @@ export function WithdrawForm(props: { client: ExchangeClient; address: string; b
       </p>
       <label>
         Amount (USDC)
-        <input name="withdraw-amount" inputMode="decimal" autocomplete="off" required placeholder="0.00" value={amount} disabled={confirming} onInput={(e) => {
+        <input name="withdraw-amount" inputMode="decimal" autocomplete="off" required placeholder="0.00" value={amount} readOnly={confirming} onInput={(e) => {
           setAmount(e.currentTarget.value);
           formChanged();
         }} />
       </label>
       {confirming ? (
-        <div class="confirm" role="group" aria-label="Confirm the withdrawal">
-          <span>Send <strong class="num">{num(amount.trim())} USDC</strong> to <span class="mono">{shortAddress(props.address)}</span>?</span>
-          <div class="row gap">
-            <button type="button" class="sell" disabled={busy} onClick={send}>Confirm withdrawal</button>
-            <button type="button" class="ghost" disabled={busy} onClick={() => setConfirming(false)}>Cancel</button>
-          </div>
-        </div>
+        <ConfirmWithdrawal amount={amount.trim()} address={props.address} busy={busy} onConfirm={send} onCancel={() => setConfirming(false)} />
       ) : (
         <div class="form-foot">
           <span class="muted">
@@ -147,5 +141,18 @@ export function WithdrawForm(props: { client: ExchangeClient; address: string; b
         </div>
       )}
     </form>
+  );
+}
+
+function ConfirmWithdrawal(props: { amount: string; address: string; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
+  const confirm = useFocusOnMount<HTMLButtonElement>();
+  return (
+    <div class="confirm" role="group" aria-label="Confirm the withdrawal">
+      <span>Send <strong class="num">{num(props.amount)} USDC</strong> to <span class="mono">{shortAddress(props.address)}</span>?</span>
+      <div class="row gap">
+        <button type="button" ref={confirm} class="sell" disabled={props.busy} onClick={props.onConfirm}>Confirm withdrawal</button>
+        <button type="button" class="ghost" disabled={props.busy} onClick={props.onCancel}>Cancel</button>
+      </div>
+    </div>
   );
 }

@@ -1,8 +1,9 @@
 /**
  * A button's action against the API: busy while it runs (the button disables itself, so one click
  * sends one request), and any error reported in words (lib/notify.ts) under what was being done.
+ * And the focus for a confirmation that appears: on its first button, so a keyboard user goes on.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { reportError } from '../../lib/notify.ts';
 
 export function useAction(): [busy: boolean, run: (doing: string, action: () => Promise<void>) => Promise<boolean>] {
@@ -20,4 +21,11 @@ export function useAction(): [busy: boolean, run: (doing: string, action: () => 
     }
   };
   return [busy, run];
+}
+
+/** A ref for the element to focus when the component mounts (a confirmation's button). */
+export function useFocusOnMount<T extends HTMLElement>() {
+  const ref = useRef<T>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return ref;
 }
