@@ -53,7 +53,7 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
     await size.fill(quantity);
     await page.getByTestId('preview-verdict').filter({ hasText: 'would accept' }).waitFor({ timeout: 10_000 });
     assert.match(await page.getByTestId('preview-margin').innerText(), /\d/, 'the preview shows the margin');
-    assert.match(await page.getByTestId('preview-fee').innerText(), /bps/, 'the preview shows the fee');
+    assert.match(await page.getByTestId('preview-fee').innerText(), /\d USDC/, 'the preview shows the fee');
     await size.press('Enter');
   }
 

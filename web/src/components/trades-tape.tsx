@@ -9,8 +9,9 @@
  * useTradesStream reads GET /markets/{marketId}/trades/stream (perps, dated futures, spot pairs and
  * options alike; a snapshot of the newest trades, then every new one) with the anonymous `market`
  * client, and keeps the newest `keep` trades. Its observer is told of each message's trades, oldest
- * first, with the message's kind (a `snapshot` after every reconnect), e.g. to update a chart from the
- * same stream. An option screen can map the tape of /options/stream/events into TapeTrade.
+ * first, with the message's kind and connection number (a `snapshot` with connection > 1 follows a
+ * reconnect: trades may have been missed), e.g. to update a chart from the same stream. An option
+ * screen can map the tape of /options/stream/events into TapeTrade.
  */
 import { useRef, useState } from 'preact/hooks';
 import { market } from '../api/account.ts';
@@ -29,7 +30,8 @@ export interface TapeTrade {
   readonly createdAt: string;
 }
 
-export type TradesObserver = (trades: readonly TapeTrade[], kind: 'snapshot' | 'delta' | 'update') => void;
+/** `connection` counts the stream's connections: a snapshot with connection > 1 follows a reconnect. */
+export type TradesObserver = (trades: readonly TapeTrade[], kind: 'snapshot' | 'delta' | 'update', connection: number) => void;
 
 /** The newest `keep` trades of a market, newest first, live; `null` until the first snapshot. */
 export function useTradesStream(marketId: string, observe?: TradesObserver, keep = 60): readonly TapeTrade[] | null {
@@ -40,7 +42,7 @@ export function useTradesStream(marketId: string, observe?: TradesObserver, keep
     const fresh: TapeTrade[] = event.message.payload.trades.map((t) => ({
       key: t.tradeId, price: t.price, quantity: t.quantity, side: t.takerSide, createdAt: t.createdAt,
     }));
-    observer.current?.(fresh, event.kind);
+    observer.current?.(fresh, event.kind, event.connection);
     const newestFirst = [...fresh].reverse();
     setState((before) => ({
       marketId,

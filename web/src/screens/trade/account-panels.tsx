@@ -24,8 +24,9 @@ export function MarginSummary(props: PanelProps) {
   return (
     <dl class="margin-summary" data-testid="perps-balance" aria-label="Perps bucket">
       <div><dt>Perps bucket</dt><dd class="num">{num(bucket?.total ?? margin?.balance)} USDC</dd></div>
-      <div><dt>Equity</dt><dd class="num">{num(margin?.equity)}</dd></div>
-      <div><dt>Unrealised PnL</dt><dd class={`num ${tone(margin?.unrealizedPnl)}`}>{num(margin?.unrealizedPnl)}</dd></div>
+      <div><dt>Cross equity</dt><dd class="num">{num(margin?.equity)}</dd></div>
+      <div><dt>Cross unrealised PnL</dt><dd class={`num ${tone(margin?.unrealizedPnl)}`}>{num(margin?.unrealizedPnl)}</dd></div>
+      <div><dt>Isolated margin</dt><dd class="num">{num(margin?.isolatedMargin)}</dd></div>
       <div><dt>Available margin</dt><dd class="num">{num(margin?.availableMargin)}</dd></div>
       <div><dt>Order margin</dt><dd class="num">{num(margin?.orderMargin)}</dd></div>
       <div><dt>Margin ratio</dt><dd class="num">{num(margin?.marginRatio)}</dd></div>
@@ -74,7 +75,7 @@ function PositionRow(props: PanelProps & { position: PerpPosition }) {
   };
   return (
     <tr data-market={p.marketId} data-testid="position-row">
-      <td class="strong">{p.marketId}</td>
+      <td><span class="strong">{p.marketId}</span> <span class="muted mode">{p.marginMode}</span></td>
       <td class={p.side === 'long' ? 'up' : 'down'}>{p.side}</td>
       <td class="num">{num(p.size)}</td>
       <td class="num" data-testid="position-entry">{num(p.entryPrice)}</td>
@@ -82,7 +83,7 @@ function PositionRow(props: PanelProps & { position: PerpPosition }) {
       <td class={`num ${tone(p.unrealizedPnl)}`} data-testid="position-upnl">{num(p.unrealizedPnl)}</td>
       <td class="num warn" data-testid="position-liq">{num(p.liquidationPrice)}</td>
       <td class="num">{p.leverage === null ? '—' : `${num(p.leverage)}×`}</td>
-      <td class="num">{num(p.margin)} <span class="muted">{p.marginMode}</span></td>
+      <td class="num">{num(p.margin)}</td>
       <td class={`num ${tone(p.realizedPnl)}`}>{num(p.realizedPnl)}</td>
       <td class={`num ${tone(p.funding)}`}>{num(p.funding)}</td>
       <td>

@@ -90,7 +90,6 @@ function liveBars(
   let bars: Bar[] | null = null; // null while reading: trades wait in `pending`
   let pending: TapeTrade[] = [];
   let stopped = false;
-  let snapshots = 0;
 
   const apply = (trades: readonly TapeTrade[]) => {
     const series = chart.current?.series;
@@ -121,9 +120,9 @@ function liveBars(
     }
   };
 
-  const unsubscribe = subscribe((trades, kind) => {
+  const unsubscribe = subscribe((trades, kind, connection) => {
     if (kind === 'snapshot') {
-      if (snapshots++ > 0) void load(); // a reconnect: trades may have been missed
+      if (connection > 1) void load(); // a reconnect: trades may have been missed
       return;
     }
     if (bars === null) pending.push(...trades);

@@ -12,7 +12,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ExchangeClient, PerpOrderInput, ResponseOf } from '../../../../sdk/src/index.ts';
 import type { Market } from '../../api/markets.ts';
-import { num } from '../../lib/format.ts';
+import { num, sign } from '../../lib/format.ts';
 import { describeError, notify, reportError } from '../../lib/notify.ts';
 import type { PerpAccount } from './use-perp-account.ts';
 
@@ -86,34 +86,45 @@ export function Ticket(props: TicketProps) {
     e.preventDefault();
     if (props.client === null || typeof body === 'string' || sending) return;
     setSending(true);
-    try {
-      const order = await props.client.placeOrder(body);
-      const filled = order.filledQuantity !== '0' ? `, filled ${num(order.filledQuantity)} at ${num(order.avgFillPrice)}` : '';
-      notify(order.status === 'rejected' ? 'error' : 'ok', `${order.side} ${num(order.quantity)} ${order.marketId} ${order.type}: ${order.status}${filled}${order.rejectReason !== null ? ` (${order.rejectReason})` : ''}`);
-      props.account.refresh();
-    } catch (err) {
-      reportError(err, 'placing the order');
-    } finally {
-      setSending(false);
-    }
+    await placeOrder(props.client, body);
+    props.account.refresh();
+    setSending(false);
   };
-  const m = props.market;
   const signedIn = props.client !== null;
   return (
     <form class="panel ticket" onSubmit={send} aria-label="Order ticket" data-testid="ticket">
       <h2>Order</h2>
+      <DraftFields draft={draft} set={set} market={props.market} />
+      <PreviewBox {...props} draft={draft} body={body} preview={preview} />
+      <button type="submit" class={draft.side} disabled={!signedIn || typeof body === 'string' || sending} data-testid="place-order">
+        {!signedIn ? 'Sign in to trade' : sending ? 'Sending…' : `${draft.side === 'buy' ? 'Buy / Long' : 'Sell / Short'} ${props.marketId}`}
+      </button>
+    </form>
+  );
+}
+
+/** Sends the order and says what the venue did with it (or why it refused). */
+async function placeOrder(client: ExchangeClient, body: PerpOrderInput): Promise<void> {
+  try {
+    const order = await client.placeOrder(body);
+    const filled = sign(order.filledQuantity) > 0 ? `, filled ${num(order.filledQuantity)} at ${num(order.avgFillPrice)}` : '';
+    const reason = order.rejectReason !== null ? ` (${order.rejectReason})` : '';
+    notify(order.status === 'rejected' ? 'error' : 'ok', `${order.side} ${num(order.quantity)} ${order.marketId} ${order.type}: ${order.status}${filled}${reason}`);
+  } catch (err) {
+    reportError(err, 'placing the order');
+  }
+}
+
+function DraftFields(props: { draft: Draft; set: (change: Partial<Draft>) => void; market: Market | undefined }) {
+  const { draft, set, market: m } = props;
+  return (
+    <>
       <Toggle label="Side" value={draft.side} options={[['buy', 'Buy / Long'], ['sell', 'Sell / Short']]} onChange={(side) => set({ side })} sided />
       <Toggle label="Order type" value={draft.type} options={[['limit', 'Limit'], ['market', 'Market']]} onChange={(type) => set({ type })} />
       {draft.type === 'limit' && (
-        <label>
-          Price ({m?.quoteSymbol ?? 'USDC'})
-          <input name="price" inputMode="decimal" autoComplete="off" value={draft.price} placeholder={m?.markPrice ?? ''} onInput={(e) => set({ price: e.currentTarget.value })} />
-        </label>
+        <DecimalField label={`Price (${m?.quoteSymbol ?? 'USDC'})`} name="price" value={draft.price} placeholder={m?.markPrice ?? ''} onInput={(price) => set({ price })} />
       )}
-      <label>
-        Size ({m?.baseSymbol ?? 'base'}){m !== undefined && <span class="hint"> step {m.stepSize}, min {m.minSize}</span>}
-        <input name="quantity" inputMode="decimal" autoComplete="off" value={draft.quantity} onInput={(e) => set({ quantity: e.currentTarget.value })} />
-      </label>
+      <DecimalField label={`Size (${m?.baseSymbol ?? 'base'})`} hint={m === undefined ? undefined : `step ${m.stepSize}, min ${m.minSize}`} name="quantity" value={draft.quantity} onInput={(quantity) => set({ quantity })} />
       <div class="ticket-row">
         {draft.type === 'limit' && (
           <label>
@@ -140,21 +151,20 @@ export function Ticket(props: TicketProps) {
       </div>
       {draft.exits && (
         <div class="ticket-row">
-          <label>
-            Take profit (mark)
-            <input name="takeProfitPrice" inputMode="decimal" autoComplete="off" value={draft.takeProfitPrice} onInput={(e) => set({ takeProfitPrice: e.currentTarget.value })} />
-          </label>
-          <label>
-            Stop loss (mark)
-            <input name="stopLossPrice" inputMode="decimal" autoComplete="off" value={draft.stopLossPrice} onInput={(e) => set({ stopLossPrice: e.currentTarget.value })} />
-          </label>
+          <DecimalField label="Take profit (mark)" name="takeProfitPrice" value={draft.takeProfitPrice} onInput={(takeProfitPrice) => set({ takeProfitPrice })} />
+          <DecimalField label="Stop loss (mark)" name="stopLossPrice" value={draft.stopLossPrice} onInput={(stopLossPrice) => set({ stopLossPrice })} />
         </div>
       )}
-      <PreviewBox {...props} draft={draft} body={body} preview={preview} />
-      <button type="submit" class={draft.side} disabled={!signedIn || typeof body === 'string' || sending} data-testid="place-order">
-        {!signedIn ? 'Sign in to trade' : sending ? 'Sending…' : `${draft.side === 'buy' ? 'Buy / Long' : 'Sell / Short'} ${props.marketId}`}
-      </button>
-    </form>
+    </>
+  );
+}
+
+function DecimalField(props: { label: string; hint?: string; name: string; value: string; placeholder?: string; onInput: (v: string) => void }) {
+  return (
+    <label>
+      <span>{props.label}{props.hint !== undefined && <span class="hint"> {props.hint}</span>}</span>
+      <input name={props.name} inputMode="decimal" autoComplete="off" value={props.value} placeholder={props.placeholder} onInput={(e) => props.onInput(e.currentTarget.value)} />
+    </label>
   );
 }
 

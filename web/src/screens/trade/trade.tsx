@@ -58,7 +58,7 @@ export function Trade(props: { marketId: string }) {
 /** One source of trades, many observers (the chart): publish is stable across renders. */
 function useFeed(): { publish: TradesObserver; subscribe: (o: TradesObserver) => () => void } {
   const observers = useRef(new Set<TradesObserver>());
-  const publish = useCallback<TradesObserver>((trades, kind) => observers.current.forEach((o) => o(trades, kind)), []);
+  const publish = useCallback<TradesObserver>((...args) => observers.current.forEach((o) => o(...args)), []);
   const subscribe = useCallback((o: TradesObserver) => {
     observers.current.add(o);
     return () => void observers.current.delete(o);
