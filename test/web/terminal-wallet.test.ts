@@ -126,6 +126,7 @@ describe('web terminal: wallet and spot', { skip: chromiumMissing() }, () => {
     await page.getByRole('button', { name: 'Ledger' }).click();
     await ledger.locator('tr[data-type="deposit"]').waitFor();
     await dismissNotices(page);
+    await page.evaluate('window.scrollTo(0, 0)');
     await screenshot(page, 'wallet');
   });
 

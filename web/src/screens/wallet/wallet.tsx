@@ -47,11 +47,11 @@ function WalletOf({ signedIn }: { signedIn: Account }) {
           <WithdrawForm client={client} address={address} buckets={live.buckets} />
         </section>
         <DepositPanel client={client} address={address} revision={live.revision} totals={totals} />
-        <AssetRows client={client} address={address} revision={live.revision} />
       </div>
       <div class="wallet-main">
         <BucketCards buckets={live.buckets} totals={totals} />
         <History client={client} address={address} revision={live.revision} />
+        <AssetRows client={client} address={address} revision={live.revision} />
       </div>
       <ApiKeys client={client} address={address} />
     </div>
