@@ -26,18 +26,23 @@ export interface BookState {
   readonly bids: readonly BookLevel[];
   readonly asks: readonly BookLevel[];
   readonly live: boolean;
+  /** Stream frames applied since the screen opened (bench/web/terminal-load.ts reads it from the page). */
+  readonly updates: number;
 }
 
-const EMPTY = (marketId: string): BookState => ({ marketId, bids: [], asks: [], live: false });
+const EMPTY = (marketId: string): BookState => ({ marketId, bids: [], asks: [], live: false, updates: 0 });
+
+/** The stream's fastest coalescing interval (GET /perps/book-stream allows 50 to 2000 ms): a trader sees every change. */
+export const BOOK_INTERVAL_MS = 50;
 
 /** The live book of a perp, dated future or spot pair (GET /perps/book-stream), `depth` levels a side. */
-export function useBookStream(marketId: string, depth = 20, intervalMs = 100): BookState {
+export function useBookStream(marketId: string, depth = 20, intervalMs = BOOK_INTERVAL_MS): BookState {
   const [state, setState] = useState<BookState>(() => EMPTY(marketId));
   const local = useRef(new LocalBook());
   useStream(market, `book ${marketId}`, '/perps/book-stream', { query: { marketId, depth, intervalMs } }, (event) => {
     local.current.apply(event.kind, event.message.payload, event.seq); // a snapshot (every new connection) replaces it all
     const { bids, asks } = local.current.levels(depth);
-    setState({ marketId, bids, asks, live: true });
+    setState((before) => ({ marketId, bids, asks, live: true, updates: before.marketId === marketId ? before.updates + 1 : 1 }));
   }, `${marketId}/${depth}/${intervalMs}`);
   return state.marketId === marketId ? state : EMPTY(marketId);
 }
@@ -63,7 +68,7 @@ export function OrderBook(props: OrderBookProps) {
   const bestAsk = asks[0]?.price;
   const spread = bestBid !== undefined && bestAsk !== undefined ? addDecimal(bestAsk, negateDecimal(bestBid)) : null;
   return (
-    <div class="order-book" data-testid="order-book" data-market={props.marketId} aria-label={`Order book of ${props.marketId}`}>
+    <div class="order-book" data-testid="order-book" data-market={props.marketId} data-updates={props.book.updates} aria-label={`Order book of ${props.marketId}`}>
       <div class="ob-head muted">
         <span>Price{props.quoteSymbol !== undefined ? ` (${props.quoteSymbol})` : ''}</span>
         <span class="num">Size{props.baseSymbol !== undefined ? ` (${props.baseSymbol})` : ''}</span>
@@ -97,7 +102,7 @@ function Level(props: { level: BookLevel; side: 'bid' | 'ask'; deepest: number; 
   const total = level.total ?? level.size;
   const width = `${Math.min(100, (Number(total) / props.deepest) * 100).toFixed(1)}%`;
   return (
-    <div class={`ob-level ${side}`} onClick={() => onPick?.(level.price, side)} title={onPick === undefined ? undefined : 'Use this price in the ticket'}>
+    <div class={`ob-level ${side}`} data-side={side} onClick={() => onPick?.(level.price, side)} title={onPick === undefined ? undefined : 'Use this price in the ticket'}>
       <span class="ob-bar" style={{ width }} aria-hidden="true" />
       <button type="button" class={`ob-price num ${side === 'bid' ? 'up' : 'down'}`} tabIndex={-1} aria-label={`${side} ${level.price}`}>
         {num(level.price)}
