@@ -4,13 +4,13 @@
 // rebuilds only when a source changed, as it does for dist/ (scripts/build.mjs).
 //
 // Run: node scripts/build-web.mjs   (scripts/build.mjs runs it: `npm install`, `npm ci`, `npm run build`).
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
+import { changedInput, fingerprint } from './build-inputs.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const WEB_DIST = join(ROOT, 'web', 'dist');
@@ -33,20 +33,13 @@ function inputs() {
   return found.sort();
 }
 
-function sha256(path) {
-  return createHash('sha256').update(readFileSync(join(ROOT, path))).digest('hex');
-}
-
 /** Builds web/dist and records its inputs. Returns the build's duration in ms. */
 export async function buildWeb() {
   const started = performance.now();
   const { build } = await import('vite');
   await build({ configFile: join(ROOT, 'web', 'vite.config.ts'), logLevel: 'warn' });
   compressAssets();
-  const files = Object.fromEntries(inputs().map((path) => {
-    const stat = statSync(join(ROOT, path));
-    return [path, { size: stat.size, mtimeMs: stat.mtimeMs, sha256: sha256(path) }];
-  }));
+  const files = Object.fromEntries(inputs().map((path) => [path, fingerprint(path)]));
   const temporary = `${MANIFEST}.${process.pid}.tmp`;
   writeFileSync(temporary, `${JSON.stringify({ inputs: files }, null, 1)}\n`);
   renameSync(temporary, MANIFEST);
@@ -77,20 +70,9 @@ export function webStaleReason() {
   } catch {
     return 'no build in web/dist yet';
   }
-  const now = inputs();
-  const added = now.find((path) => manifest.inputs[path] === undefined);
+  const added = inputs().find((path) => manifest.inputs[path] === undefined);
   if (added !== undefined) return `${added} is new`;
-  for (const [path, recorded] of Object.entries(manifest.inputs)) {
-    let stat;
-    try {
-      stat = statSync(join(ROOT, path));
-    } catch {
-      return `${path} is gone`;
-    }
-    if (stat.size !== recorded.size) return `${path} changed`;
-    if (stat.mtimeMs !== recorded.mtimeMs && sha256(path) !== recorded.sha256) return `${path} changed`;
-  }
-  return null;
+  return changedInput(manifest.inputs);
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {

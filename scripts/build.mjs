@@ -11,12 +11,12 @@
 //
 // Run: node scripts/build.mjs   (npm runs it on `npm install` and `npm ci` as the `prepare` script;
 // scripts/start.mjs runs it when dist/ is missing or stale).
-import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
+import { changedInput, fingerprint } from './build-inputs.mjs';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const DIST = join(ROOT, 'dist');
@@ -68,15 +68,6 @@ function packageManifest(input) {
   if (at < 0) return input;
   const rest = input.slice(at + 'node_modules/'.length);
   return `${input.slice(0, at)}node_modules/${packageName(rest)}/package.json`;
-}
-
-function fingerprint(path) {
-  const stat = statSync(join(ROOT, path));
-  return { size: stat.size, mtimeMs: stat.mtimeMs, sha256: sha256(path) };
-}
-
-function sha256(path) {
-  return createHash('sha256').update(readFileSync(join(ROOT, path))).digest('hex');
 }
 
 /** Writes `contents` to `path` by a rename, so a process starting meanwhile reads the old file or the new one, never half of one. */
@@ -150,17 +141,7 @@ export function staleReason() {
       return `dist/${output} is missing`;
     }
   }
-  for (const [path, recorded] of Object.entries(manifest.inputs)) {
-    let stat;
-    try {
-      stat = statSync(join(ROOT, path));
-    } catch {
-      return `${path} is gone`;
-    }
-    if (stat.size !== recorded.size) return `${path} changed`;
-    if (stat.mtimeMs !== recorded.mtimeMs && sha256(path) !== recorded.sha256) return `${path} changed`;
-  }
-  return null;
+  return changedInput(manifest.inputs);
 }
 
 // Run as a script (not imported by start.mjs); argv[1] may name it through a symlink, import.meta.url never does.
