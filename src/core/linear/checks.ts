@@ -37,6 +37,8 @@ export interface OrderPlan {
   readonly priceTicks: number;
   readonly trigger: Trigger | null;
   readonly notional: Fixed;
+  /** Lots `notional` values: what an immediate order can take from the book now, else all its lots. */
+  readonly fillLots: number;
   readonly marginRequired: Fixed;
   readonly feeRole: FeeRole;
   readonly feeBps: Fixed;
@@ -181,7 +183,7 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     const flip = isolatedFlipShortfall(r, position, takenLots, mark);
     if (flip > marginRequired) marginRequired = flip;
   }
-  slot.plan = { lots, limitTicks, priceTicks, trigger, notional, marginRequired, feeRole, feeBps, estFee, volume30d: c.volume30d };
+  slot.plan = { lots, limitTicks, priceTicks, trigger, notional, fillLots: sweep?.lots ?? lots, marginRequired, feeRole, feeBps, estFee, volume30d: c.volume30d };
   if (marginRequired > 0n) {
     const free = freeCollateral(c.account, c.balance);
     const feeReserve = r.postOnly ? 0n : feeRole === 'taker' ? estFee : c.fee(notional, c.feeRate('taker'));

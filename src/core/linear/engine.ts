@@ -36,6 +36,7 @@ import {
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
 import { LinearOrder, PLAIN_ORDER, type OrderRequest } from './order.ts';
+import { averageFillTicks, estimateAfterFill, type PositionEstimate } from './position-estimate.ts';
 import type { Position } from './position.ts';
 import { directFillRecord, fillRecord, orderRecord, positionRecord } from './records.ts';
 
@@ -59,13 +60,18 @@ export interface PlaceResult {
   readonly position: PositionRecord | null;
 }
 
-/** A preview: the plan once the order's figures are known, the first failing check, and the fee context. */
+/**
+ * A preview: the plan once the order's figures are known, the first failing check, the fee context,
+ * and the order's position as it would stand had the order filled in full at its expected average
+ * price (position-estimate.ts; null without a plan or without a fresh mark).
+ */
 export interface PerpPreview {
   readonly plan: OrderPlan | null;
   readonly rejection: Rejection | null;
   readonly volume30d: Fixed;
   readonly feeRole: FeeRole;
   readonly feeBps: Fixed;
+  readonly estimate: PositionEstimate | null;
 }
 
 export interface QuoteRequest {
@@ -194,13 +200,38 @@ export class LinearEngine implements MatchSink {
    */
   preview(accountId: number, request: OrderRequest): PerpPreview {
     const market = this.markets.get(request.marketId);
+    const account = this.accounts.get(accountId) ?? this.detachedAccount(accountId);
     const evaluated = market === undefined
       ? { plan: null, rejection: reject('NOT_FOUND', `market ${request.marketId} not found`) }
-      : evaluateOrder(market, request, this.checkContext(this.accounts.get(accountId) ?? this.detachedAccount(accountId), market, false));
+      : evaluateOrder(market, request, this.checkContext(account, market, false));
     const { plan } = evaluated;
     const volume30d = this.deps.volumes.volume30d(accountId, this.deps.now());
     const feeRole = plan?.feeRole ?? (request.postOnly ? 'maker' : 'taker');
-    return { ...evaluated, volume30d, feeRole, feeBps: plan?.feeBps ?? this.deps.fees.rateFor(volume30d, feeRole) };
+    const estimate = market === undefined || plan === null ? null : this.estimate(account, market, request, plan);
+    return { ...evaluated, volume30d, feeRole, feeBps: plan?.feeBps ?? this.deps.fees.rateFor(volume30d, feeRole), estimate };
+  }
+
+  /**
+   * The order's position once the order has filled in full at its expected average price (a
+   * reduce-only order no further than the position), with the plan's fee; null without a fresh mark.
+   */
+  private estimate(account: LinearAccount, market: LinearMarket, r: OrderRequest, plan: OrderPlan): PositionEstimate | null {
+    const now = this.deps.now();
+    const mark = this.markAt(market, now);
+    if (mark === null) return null;
+    const priceTicks = averageFillTicks(market, plan.fillLots, plan.notional);
+    let lots = priceTicks === null ? 0 : plan.fillLots;
+    let fee = plan.estFee;
+    if (r.reduceOnly) {
+      const size = account.position(market, r.marginMode)?.size ?? 0;
+      const room = reduces(size, r.side) ? Math.abs(size) : 0;
+      if (lots > room) {
+        lots = room;
+        fee = this.deps.fees.fee(market.units.notional(priceTicks!, lots), plan.feeBps);
+      }
+    }
+    const fill = { side: r.side, lots, priceTicks: priceTicks ?? 0, fee: lots === 0 ? 0n : fee };
+    return estimateAfterFill(account, this.balance(account.id), market, r.marginMode, fill, mark, this.deps.settlementDecimals, now);
   }
 
   /** A blank account that is not registered (reads about an account the engine has not seen). */

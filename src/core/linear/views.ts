@@ -3,17 +3,14 @@
  * unrealised PnL, liquidation price estimate, leverage and margin) and the account's perp margin
  * summary. Pure reads; nothing here changes state.
  *
- * Liquidation price: the mark at which the position's equity would meet its maintenance margin,
- * with every other position held at its current mark and the position's own tier rate (the
- * Hyperliquid-style estimate of research/mechanics.md 1.5):
- *   isolated: m = (cost − isolatedMargin) / (size − |size|·mmr)
- *   cross:    m = (MM_others − crossEquity + size·mark) / (size − |size|·mmr)
- * (size and cost signed, in base units and USDC). Null when no such positive price exists.
+ * Leverage and liquidation price come from position-estimate.ts `standing`, the formula the order
+ * preview's estimate uses too.
  */
 import { divRound, type Fixed } from '../money.ts';
 import type { LinearAccount } from './account.ts';
 import type { LinearEngine } from './engine.ts';
 import { accountRisk, type AccountRisk } from './margin.ts';
+import { standing } from './position-estimate.ts';
 import type { Position } from './position.ts';
 import { positionRecord } from './records.ts';
 import type { MarginMode, PositionRecord } from '../records.ts';
@@ -57,33 +54,9 @@ export function positionView(engine: LinearEngine, _account: LinearAccount, risk
   // No fresh mark: nothing valued at a mark is shown (a stale mark is never carried forward); an
   // isolated position's allocation is not a valuation.
   if (valuation === null) return withValuation(base, null, null, null, null, p.marginMode === 'isolated' ? p.isolatedMargin : null);
-  const notional = p.notional(valuation);
-  const upnl = p.unrealized(valuation);
-  const size = p.market.units.size(p.size); // signed base units
-  const mmr = p.market.margin.maintenanceRate(notional);
-  const denominator = size - divRound((size < 0n ? -size : size) * mmr, SCALE, 'trunc');
-  let numerator: Fixed;
-  let equity: Fixed;
-  let margin: Fixed;
-  if (p.marginMode === 'isolated') {
-    numerator = p.cost - p.isolatedMargin;
-    equity = p.isolatedMargin + upnl;
-    margin = p.isolatedMargin;
-  } else {
-    const ownMM = p.market.margin.maintenance(notional);
-    numerator = risk.positionMM - ownMM - risk.crossEquity + divRound(size * valuation, SCALE, 'trunc');
-    equity = risk.crossEquity;
-    margin = p.market.margin.initial(notional);
-  }
-  const liq = denominator === 0n ? null : divRound(numerator * SCALE, denominator, 'halfUp');
-  return withValuation(
-    base,
-    valuation,
-    upnl,
-    liq !== null && liq > 0n ? p.market.units.tick * divRound(liq, p.market.units.tick, 'halfUp') : null,
-    equity > 0n ? divRound(notional * SCALE, equity, 'halfUp') : null,
-    margin,
-  );
+  const s = standing(p, valuation, risk);
+  const margin = p.marginMode === 'isolated' ? p.isolatedMargin : p.market.margin.initial(s.notional);
+  return withValuation(base, valuation, s.unrealized, s.liquidationPrice, s.leverage, margin);
 }
 
 /** The record with its valuation, built field by field (a spread copies through a slow path). */
