@@ -3406,8 +3406,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Dry-run an order: margin, fee and the gate decision, with no side effect
-         * @description Runs exactly the checks a live order runs, in the same order, against the current state; `approved` false carries the code of the first failing check in `reason`.
+         * Dry-run an order: margin, fee, the gate decision and the resulting position, with no side effect
+         * @description Runs exactly the checks a live order runs, in the same order, against the current state; `approved` false carries the code of the first failing check in `reason`. The `estimated*` fields describe the order's position as it would stand had the order filled in full at its expected average price, valued at the current mark: size, entry price, leverage and the liquidation price GET /perps/positions would then show (same formula). They are estimates: a fill at other prices, a mark that moves or funding paid in between change the real figures.
          */
         post: {
             parameters: {
@@ -3490,6 +3490,14 @@ export interface paths {
                             /** @description error code of the first check that fails, when not approved */
                             reason?: string;
                             message?: string;
+                            /** @description the order's position (its market and margin mode) had the order filled in full at its expected average price: signed base units, long positive, short negative, 0 when it leaves the position flat. The expected average price is notional over the quantity it values: a limit order's own price, a market or ioc/fok order's walk of the book now (what it can take; a reduce-only order no further than the position), a stop-market order's mark. Null when the preview stops before the order's figures are known or the market has no fresh mark */
+                            estimatedPositionSize: string | null;
+                            /** @description entry price of that position; null when flat */
+                            estimatedEntryPrice: string | null;
+                            /** @description liquidation price of that position at the current mark, by the formula GET /perps/positions uses (isolated: its allocation after the fill; cross: the account's cross equity after the fill's realised PnL and fee, every other position at its mark): the order filled as assumed, the position then shows this price. Null when flat or when no positive price would liquidate it */
+                            estimatedLiquidationPrice: string | null;
+                            /** @description that position's notional at the mark over the equity behind it (isolated: its allocation plus unrealised PnL; cross: the account's cross equity), two decimals as in GET /perps/positions; null when flat or without equity */
+                            estimatedLeverage: string | null;
                         };
                     };
                 };

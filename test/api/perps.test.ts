@@ -247,7 +247,7 @@ describe('placing orders', () => {
         const body = { marketId: BTC, ...c.order };
         const preview = created(await post(t!, '/perps/orders/preview', body), 200);
         const fields = ['approved', 'estFee', 'feeBps', 'feeRole', 'marginRequired', 'notional'];
-        fields.push('user30dVolume');
+        fields.push('user30dVolume', 'estimatedPositionSize', 'estimatedEntryPrice', 'estimatedLiquidationPrice', 'estimatedLeverage');
         if (c.reason !== undefined) fields.push('reason');
         assert.deepEqual(Object.keys(preview).filter((k) => k !== 'message').sort(), fields.sort());
         const before = await balances(t!);

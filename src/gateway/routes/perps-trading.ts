@@ -16,20 +16,21 @@ import { callerAddress } from '../auth/identity.ts';
 import { execute, histories, type GatewayContext } from '../context.ts';
 import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
-import { dec } from '../format.ts';
+import { dec, decOrNull } from '../format.ts';
 import { checkOrderBodies, orderRequest } from '../order-requests.ts';
 import { EmptyBody, OrderIdParams, responses } from '../schemas/common.ts';
 import {
   BulkQuoteResult,
   ClientOrderId,
   fillView,
+  leverageText,
   MarginModeSchema,
   OrderResultView,
   OrderTypeSchema,
   orderView,
   PerpOrderBody,
   positionView,
-  PreviewView,
+  PerpPreviewView,
   QuoteId,
   QuoteLevel,
   TifSchema,
@@ -69,16 +70,16 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     config: { access: 'read' },
     schema: {
       tags: ['perps'],
-      summary: 'Dry-run an order: margin, fee and the gate decision, with no side effect',
-      description: 'Runs exactly the checks a live order runs, in the same order, against the current state; `approved` false carries the code of the first failing check in `reason`.',
+      summary: 'Dry-run an order: margin, fee, the gate decision and the resulting position, with no side effect',
+      description: 'Runs exactly the checks a live order runs, in the same order, against the current state; `approved` false carries the code of the first failing check in `reason`. The `estimated*` fields describe the order\'s position as it would stand had the order filled in full at its expected average price, valued at the current mark: size, entry price, leverage and the liquidation price GET /perps/positions would then show (same formula). They are estimates: a fill at other prices, a mark that moves or funding paid in between change the real figures.',
       body: PerpOrderBody,
-      response: responses({ 200: PreviewView }, [400, 401, 403, 404, 429]),
+      response: responses({ 200: PerpPreviewView }, [400, 401, 403, 404, 429]),
     },
   }, async (req) => {
     const address = callerAddress(req);
     checkOrderBodies([req.body]);
     const request = orderRequest(req.body, marketSpec(req.body.marketId));
-    const { plan, rejection, volume30d, feeRole, feeBps } = ctx.exchange.previewPerpOrder(address, request, ctx.now());
+    const { plan, rejection, volume30d, feeRole, feeBps, estimate } = ctx.exchange.previewPerpOrder(address, request, ctx.now());
     // A check that fails before the order's figures are known leaves notional, margin and fee at 0.
     return {
       notional: dec(plan?.notional ?? 0n),
@@ -89,6 +90,10 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
       user30dVolume: dec(volume30d),
       approved: rejection === null,
       ...(rejection === null ? {} : { reason: rejection.code, message: rejection.message }),
+      estimatedPositionSize: estimate === null ? null : dec(estimate.size),
+      estimatedEntryPrice: decOrNull(estimate?.entryPrice ?? null),
+      estimatedLiquidationPrice: decOrNull(estimate?.liquidationPrice ?? null),
+      estimatedLeverage: leverageText(estimate?.leverage ?? null),
     };
   });
 

@@ -6,6 +6,7 @@
 import { Type } from 'typebox';
 import type { FillRecord, OrderRecord, SideName } from '../../core/records.ts';
 import type { PositionView } from '../../core/linear/views.ts';
+import type { Fixed } from '../../core/money.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import { Decimal } from '../validation.ts';
 import { IsoTime, NullableString, OrNull, StringEnum } from './common.ts';
@@ -137,6 +138,32 @@ export const PreviewView = Type.Object({
   message: Type.Optional(Type.String()),
 });
 
+/**
+ * The perps preview: the preview result plus the order's position as it would stand had the order
+ * filled in full (additive to the contract's preview result; null where the preview cannot tell).
+ */
+export const PerpPreviewView = Type.Object({
+  ...PreviewView.properties,
+  estimatedPositionSize: OrNull(Type.String(), {
+    description: 'the order\'s position (its market and margin mode) had the order filled in full at its expected ' +
+      'average price: signed base units, long positive, short negative, 0 when it leaves the position flat. The expected ' +
+      'average price is notional over the quantity it values: a limit order\'s own price, a market or ioc/fok order\'s ' +
+      'walk of the book now (what it can take; a reduce-only order no further than the position), a stop-market order\'s ' +
+      'mark. Null when the preview stops before the order\'s figures are known or the market has no fresh mark',
+  }),
+  estimatedEntryPrice: OrNull(Type.String(), { description: 'entry price of that position; null when flat' }),
+  estimatedLiquidationPrice: OrNull(Type.String(), {
+    description: 'liquidation price of that position at the current mark, by the formula GET /perps/positions uses ' +
+      '(isolated: its allocation after the fill; cross: the account\'s cross equity after the fill\'s realised PnL ' +
+      'and fee, every other position at its mark): the order filled as assumed, the position then shows this price. ' +
+      'Null when flat or when no positive price would liquidate it',
+  }),
+  estimatedLeverage: OrNull(Type.String(), {
+    description: 'that position\'s notional at the mark over the equity behind it (isolated: its allocation plus ' +
+      'unrealised PnL; cross: the account\'s cross equity), two decimals as in GET /perps/positions; null when flat or without equity',
+  }),
+});
+
 export const QuoteLevel = Type.Object(
   {
     side: SideSchema,
@@ -221,12 +248,17 @@ export function positionView(p: PositionView) {
     realizedPnl: dec(p.realizedPnl),
     funding: dec(p.funding),
     liquidationPrice: decOrNull(p.liquidationPrice),
-    leverage: p.leverage === null ? null : dec((p.leverage / 10n ** 16n) * 10n ** 16n),
+    leverage: leverageText(p.leverage),
     marginMode: p.marginMode,
     margin: decOrNull(p.margin),
     status: p.status,
     updatedAt: iso(p.updatedAt),
   };
+}
+
+/** A leverage as the API shows it: two decimals, the rest cut off. */
+export function leverageText(leverage: Fixed | null): string | null {
+  return leverage === null ? null : dec((leverage / 10n ** 16n) * 10n ** 16n);
 }
 
 export const sideName = (side: 0 | 1): SideName => (side === 0 ? 'buy' : 'sell');
