@@ -6,6 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BrowserContext, Page } from 'playwright-core';
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { chromiumMissing, collectPageErrors, newPage, screenshot } from '../support/browser.ts';
 import { waitFor } from '../support/harness.ts';
 import { startTerminal, signInLocal, type Terminal } from './terminal.ts';
@@ -64,6 +66,31 @@ describe('web terminal: markets and sign-in', { skip: chromiumMissing() }, () =>
     await page.reload();
     await page.getByTestId('account').waitFor();
     assert.equal(await page.getByTestId('account').locator('.mono').getAttribute('title'), address);
+  });
+
+  test('signs in with a browser wallet (an EIP-1193 provider the page finds as window.ethereum)', async () => {
+    // The wallet: a key held by the test, reached by the page only through EIP-1193 requests.
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const asked: string[] = [];
+    const { context: walletContext, page: walletPage } = await newPage(terminal.browser);
+    await walletPage.exposeFunction('walletRequest', async (method: string, params: unknown[]) => {
+      asked.push(method);
+      if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [wallet.address];
+      if (method === 'personal_sign') return wallet.signMessage({ message: { raw: params[0] as Hex } });
+      throw new Error(`the test wallet does not answer ${method}`);
+    });
+    await walletPage.addInitScript('window.ethereum = { request: ({ method, params }) => window.walletRequest(method, params ?? []) };');
+    await walletPage.goto(`${terminal.url}/`);
+    await walletPage.getByRole('button', { name: 'Connect wallet' }).click();
+    await walletPage.getByTestId('account').waitFor();
+    assert.equal(await walletPage.locator('.badge.wallet').innerText(), 'wallet');
+    assert.equal(await walletPage.getByTestId('account').locator('.mono').getAttribute('title'), wallet.address);
+    assert.deepEqual(asked, ['eth_requestAccounts', 'personal_sign'], 'one account request, one signature');
+    await walletPage.reload(); // the session is kept: no second signature
+    await walletPage.getByTestId('account').waitFor();
+    assert.equal(asked.filter((m) => m === 'personal_sign').length, 1);
+    await screenshot(walletPage, 'sign-in-wallet');
+    await walletContext.close();
   });
 
   test('a dropped stream reconnects and says so in the status bar', async () => {
