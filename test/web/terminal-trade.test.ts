@@ -4,9 +4,11 @@
  * funded (a deposit through the admin endpoint, then a transfer to the perps bucket made from Node
  * with the page's own key: the wallet screen's test covers that transfer through the UI), the
  * trader places a resting limit order with the keyboard after the API's preview, amends and cancels
- * it, opens a position with a market order and sees its entry, mark, unrealised PnL and the
- * liquidation price GET /perps/positions gives, then closes it. Screenshots: test-artifacts/web/
- * trade.png (1280x800, a position and an open order) and trade-narrow.png (420 px wide).
+ * it, opens a position with a market order whose preview estimated the liquidation price GET
+ * /perps/positions then gives, sees its entry, mark, unrealised PnL and that price, then closes it.
+ * The index is pushed (FEED=push) and held, so the mark and the maker's quotes stand still between
+ * the preview and the fill. Screenshots: test-artifacts/web/trade.png (1280x800, a position and an
+ * open order) and trade-narrow.png (420 px wide).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +17,7 @@ import type { Hex } from 'viem';
 import { ExchangeClient } from '../../sdk/src/index.ts';
 import { num } from '../../web/src/lib/format.ts';
 import { chromiumMissing, collectPageErrors, newPage, screenshot } from '../support/browser.ts';
-import { waitFor } from '../support/harness.ts';
+import { admin, call, waitFor } from '../support/harness.ts';
 import { deposit, signInLocal, startTerminal, type Terminal } from './terminal.ts';
 
 const MARKET = 'BTC-PERP';
@@ -31,7 +33,9 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
   let farAsk: string;
 
   before(async () => {
-    terminal = await startTerminal();
+    terminal = await startTerminal({ FEED: 'push', INDEX_MAX_AGE_MS: '3600000' });
+    const index = await call(terminal.url, '/admin/index', { body: { underlying: 'BTC', price: '100000' }, headers: admin });
+    assert.equal(index.status, 200, JSON.stringify(index.body));
     ({ context, page } = await newPage(terminal.browser));
     errors = collectPageErrors(page);
   });
@@ -43,8 +47,11 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
   const ticket = () => page.getByTestId('ticket');
   const orderRows = () => page.getByTestId('order-row');
 
-  /** Fills the ticket and sends it with Enter (the ticket is a form), once the preview approves it. */
-  async function placeOrder(side: 'Buy / Long' | 'Sell / Short', type: 'Limit' | 'Market', quantity: string, price?: string, margin = 'cross'): Promise<void> {
+  /**
+   * Fills the ticket and sends it with Enter (the ticket is a form), once the preview approves it;
+   * returns the liquidation price the preview estimated, as the ticket shows it.
+   */
+  async function placeOrder(side: 'Buy / Long' | 'Sell / Short', type: 'Limit' | 'Market', quantity: string, price?: string, margin = 'cross'): Promise<string> {
     await ticket().getByRole('button', { name: side, exact: true }).click();
     await ticket().getByRole('button', { name: type, exact: true }).click();
     await ticket().getByLabel('Margin').selectOption(margin);
@@ -54,7 +61,9 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
     await page.getByTestId('preview-verdict').filter({ hasText: 'would accept' }).waitFor({ timeout: 10_000 });
     assert.match(await page.getByTestId('preview-margin').innerText(), /\d/, 'the preview shows the margin');
     assert.match(await page.getByTestId('preview-fee').innerText(), /\d USDC/, 'the preview shows the fee');
+    const liquidation = await page.getByTestId('preview-liq').innerText();
     await size.press('Enter');
+    return liquidation;
   }
 
   test('signed out: the BTC-PERP book fills from the maker, private panels ask to sign in', async () => {
@@ -112,10 +121,13 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
     assert.deepEqual(await trader.get('/perps/orders/open'), []);
   });
 
-  test('an isolated market order opens a position with its entry, mark, PnL and the API\'s liquidation price', async () => {
-    await placeOrder('Buy / Long', 'Market', '0.05', undefined, 'isolated');
+  test('an isolated market order: the preview\'s liquidation price is the one its position then shows', async () => {
+    const estimated = await placeOrder('Buy / Long', 'Market', '0.05', undefined, 'isolated');
+    assert.match(estimated, /^\d{2},\d{3}(\.\d)?$/, 'the preview estimates a liquidation price');
     const position = page.getByTestId('position-row').filter({ hasText: MARKET });
     await position.waitFor({ timeout: 10_000 });
+    const [opened] = await trader.get('/perps/positions', { query: { marketId: MARKET } });
+    assert.equal(num(opened?.liquidationPrice), estimated, 'GET /perps/positions gives the estimated liquidation price');
     for (const id of ['position-entry', 'position-mark', 'position-upnl', 'position-liq']) {
       assert.match(await position.getByTestId(id).innerText(), /\d/, `${id} is shown`);
     }

@@ -6,8 +6,9 @@
  * before anything is sent; Enter or the button sends it (POST /perps/orders through the SDK's
  * placeOrder, with a fresh clientOrderId so a retry never trades twice). Every figure comes from the
  * API; the browser sends the decimal strings as typed. The venue sets margin by its tiers (there is
- * no per-order leverage to send): the ticket shows the market's maximum leverage and the leverage
- * and liquidation price of the position the order would change, as GET /perps/positions values them.
+ * no per-order leverage to send): the ticket shows the market's maximum leverage, the position the
+ * order would change as GET /perps/positions values it now, and from the preview the position the
+ * order would leave: its size, leverage and estimated liquidation price (the position view's formula).
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { ExchangeClient, PerpOrderInput, ResponseOf } from '../../../../sdk/src/index.ts';
@@ -203,10 +204,8 @@ function PreviewBox(props: TicketProps & { draft: Draft; body: PerpOrderInput | 
       <dl class="facts">
         <dt>Available margin</dt><dd class="num" data-testid="available-margin">{num(props.account.margin?.availableMargin)} {quote}</dd>
         <dt>Max leverage</dt><dd class="num" title="the first margin tier's; the venue sets margin by tiers, there is no leverage to choose per order">{props.market !== undefined ? `${props.market.maxLeverage}×` : '—'}</dd>
-        <dt>Position ({draft.marginMode})</dt>
+        <dt>Position now ({draft.marginMode})</dt>
         <dd class="num">{position === undefined ? 'none' : `${position.side} ${num(position.size)} · ${position.leverage === null ? '—' : `${num(position.leverage)}×`}`}</dd>
-        <dt>Liquidation price</dt>
-        <dd class="num">{position === undefined ? 'no position yet' : num(position.liquidationPrice)}</dd>
       </dl>
     </div>
   );
@@ -223,9 +222,26 @@ function PreviewFigures(props: { preview: Preview; quote: string }) {
         <dt>Notional</dt><dd class="num">{num(p.notional)} {props.quote}</dd>
         <dt>Initial margin</dt><dd class="num" data-testid="preview-margin">{num(p.marginRequired)} {props.quote}</dd>
         <dt>Est. fee <span class="hint">({p.feeBps} bps {p.feeRole})</span></dt><dd class="num" data-testid="preview-fee">{num(p.estFee)} {props.quote}</dd>
+        <dt>Position after</dt><dd class="num" data-testid="preview-position">{positionAfter(p.estimatedPositionSize)}</dd>
+        <dt>Leverage after</dt><dd class="num">{p.estimatedLeverage === null ? '—' : `${num(p.estimatedLeverage)}×`}</dd>
+        <dt title="where the position would be liquidated once the order filled in full at its expected price, at today's mark for every other position">Est. liq. price</dt>
+        <dd class="num" data-testid="preview-liq">{liquidationAfter(p)}</dd>
       </dl>
     </>
   );
+}
+
+/** The position the order would leave, as the preview estimates it (signed size): side and size. */
+function positionAfter(size: string | null): string {
+  if (size === null) return '—';
+  const s = sign(size);
+  return s === 0 ? 'flat' : `${s > 0 ? 'long' : 'short'} ${num(size.replace(/^-/, ''))}`;
+}
+
+/** Its estimated liquidation price; "none" for a position no positive price would liquidate. */
+function liquidationAfter(p: Preview): string {
+  if (p.estimatedLiquidationPrice !== null) return num(p.estimatedLiquidationPrice);
+  return sign(p.estimatedPositionSize) === 0 ? '—' : 'none';
 }
 
 function Toggle<T extends string>(props: { label: string; value: T; options: [T, string][]; onChange: (v: T) => void; sided?: boolean }) {
