@@ -58,3 +58,51 @@ export function collectPageErrors(page: Page): string[] {
   });
   return errors;
 }
+
+/**
+ * Text on the page whose contrast with what is behind it is below WCAG's AA minimum (4.5:1, or 3:1
+ * for large text): every visible element holding text of its own, against its backgrounds composed
+ * from the ancestors up to the first opaque one (the page's own behind all). Disabled controls are
+ * exempt, as in WCAG; text drawn on canvases (charts) is not seen. One line per failure.
+ */
+export async function contrastFailures(page: Page): Promise<string[]> {
+  const script = `(() => {
+    const parse = (c) => {
+      const m = /rgba?\\(([^)]+)\\)/.exec(c);
+      if (!m) return null;
+      const [r, g, b, a = 1] = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+      return { r, g, b, a };
+    };
+    const over = (top, under) => ({ r: top.r * top.a + under.r * (1 - top.a), g: top.g * top.a + under.g * (1 - top.a), b: top.b * top.a + under.b * (1 - top.a), a: 1 });
+    const channel = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    const luminance = (c) => 0.2126 * channel(c.r) + 0.7152 * channel(c.g) + 0.0722 * channel(c.b);
+    const page = parse(getComputedStyle(document.documentElement).backgroundColor);
+    const pageColour = page && page.a > 0 ? page : parse(getComputedStyle(document.body).backgroundColor) ?? { r: 255, g: 255, b: 255, a: 1 };
+    const behind = (el) => {
+      const layers = [];
+      for (let e = el; e; e = e.parentElement) {
+        const c = parse(getComputedStyle(e).backgroundColor);
+        if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; }
+      }
+      return layers.reverse().reduce((under, top) => over(top, under), { ...pageColour, a: 1 });
+    };
+    const failures = [];
+    for (const el of document.querySelectorAll('body *')) {
+      if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
+      if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim() !== '')) continue;
+      if (el.closest('[disabled], [aria-disabled="true"]')) continue;
+      const style = getComputedStyle(el);
+      const bg = behind(el);
+      const fgRaw = parse(style.color);
+      if (!fgRaw) continue;
+      const fg = fgRaw.a < 1 ? over(fgRaw, bg) : fgRaw;
+      const [hi, lo] = [luminance(fg), luminance(bg)].sort((x, y) => y - x);
+      const ratio = (hi + 0.05) / (lo + 0.05);
+      const size = parseFloat(style.fontSize);
+      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+      if (ratio < (large ? 3 : 4.5)) failures.push(el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ').join('.') : '') + ' "' + el.textContent.trim().slice(0, 30) + '" ' + ratio.toFixed(2) + ':1');
+    }
+    return failures;
+  })()`;
+  return (await page.evaluate(script)) as string[];
+}

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { chromiumMissing, collectPageErrors, newPage, screenshot } from '../support/browser.ts';
+import { chromiumMissing, collectPageErrors, contrastFailures, newPage, screenshot } from '../support/browser.ts';
 import { waitFor } from '../support/harness.ts';
 import { startTerminal, signInLocal, type Terminal } from './terminal.ts';
 
@@ -112,6 +112,23 @@ describe('web terminal: markets and sign-in', { skip: chromiumMissing() }, () =>
     // Chromium logs each cut stream as a failed load: those, and only those, were expected here.
     const cut = errors.splice(before);
     assert.ok(cut.every((e) => e.includes('ERR_INCOMPLETE_CHUNKED_ENCODING')), cut.join('\n'));
+  });
+
+  test('text on every screen is readable: WCAG AA contrast (4.5:1; large text 3:1)', async () => {
+    const screens: [string, string][] = [
+      ['#/markets', 'tr.clickable'],
+      ['#/trade/BTC-PERP', '[data-testid="order-book"] [data-side="bid"]'],
+      ['#/options/BTC', 'table'],
+      ['#/spot/BTC-USDC', '[data-testid="order-book"] [data-side="ask"]'],
+      ['#/wallet', 'table'],
+    ];
+    const failures: string[] = [];
+    for (const [route, ready] of screens) {
+      await page.goto(`${terminal.url}/${route}`);
+      await page.locator(ready).first().waitFor();
+      failures.push(...(await contrastFailures(page)).map((f) => `${route} ${f}`));
+    }
+    assert.deepEqual(failures, []);
   });
 
   test('a narrow window still shows the markets and the navigation', async () => {
