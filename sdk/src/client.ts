@@ -269,9 +269,20 @@ export class ExchangeClient {
     return list.find((o) => o.clientOrderId === clientOrderId) ?? null;
   }
 
-  /** Amends a resting option or spot order (price and/or total quantity). */
-  amendOrder(id: string, change: BodyOf<'/orders/{id}/modify', 'post'>) {
-    return this.post('/orders/{id}/modify', { params: { id }, body: change });
+  /**
+   * Amends a resting order in one atomic step (price and/or new total quantity, filled part
+   * included; the id stays): without a venue, the perps venue is asked first, then the CLOB.
+   */
+  async amendOrder(id: string, change: BodyOf<'/perps/orders/{id}/modify', 'post'>, venue?: Venue): Promise<Order> {
+    if (venue === 'clob') return this.post('/orders/{id}/modify', { params: { id }, body: change });
+    try {
+      return await this.post('/perps/orders/{id}/modify', { params: { id }, body: change });
+    } catch (error) {
+      if (venue === undefined && error instanceof ApiError && error.status === 404) {
+        return this.post('/orders/{id}/modify', { params: { id }, body: change });
+      }
+      throw error;
+    }
   }
 
   /** Cancels one resting order; without a venue, the perps venue is asked first, then the CLOB. */

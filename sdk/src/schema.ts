@@ -4111,6 +4111,257 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/perps/orders/{id}/modify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Amend a resting perp or futures order: new price and/or new total quantity, one atomic step
+         * @description The CLOB's amend (POST /orders/{id}/modify) for perps and dated futures, as one journaled
+         *     command: `quantity` is the new total size (filled part included) and must exceed what has filled (400
+         *     VALIDATION_ERROR). An unchanged price and quantity is a no-op. Time priority is kept only when the price is
+         *     unchanged and the quantity decreases (always allowed: it adds nothing to the book). Any other change re-queues the
+         *     order with the same id, a new time priority and its fill history, after every check of POST /perps/orders
+         *     except the open-order limits and the client id, which it already holds (the margin gate counts the old order as
+         *     gone; price band, reduce-only clipping, bankruptcy bound, post-only: 422 POST_ONLY_WOULD_CROSS); a price that
+         *     crosses the book trades at once as a taker (fills in the response). When a check refuses, nothing changes: the
+         *     order keeps its price, size and place in the queue, and the error is the one a new order would get. A conditional
+         *     order still waiting for its trigger (stop, take-profit / stop-loss exit) cannot be amended (400
+         *     VALIDATION_ERROR: cancel it and place a new one). 404 for an unknown order or another account's; 409 CONFLICT when
+         *     the order has already ended (filled, cancelled, expired).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: decimal
+                         * @description new limit price
+                         * @example 12.5
+                         */
+                        price?: string;
+                        /**
+                         * Format: decimal
+                         * @description new total size of the order, filled part included
+                         * @example 12.5
+                         */
+                        quantity?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            clientOrderId: string | null;
+                            marketId: string;
+                            /** @enum {string} */
+                            side: "buy" | "sell";
+                            /** @enum {string} */
+                            type: "limit" | "market";
+                            price: string | null;
+                            quantity: string;
+                            filledQuantity: string;
+                            remainingQuantity: string;
+                            avgFillPrice: string | null;
+                            /** @enum {string} */
+                            status: "untriggered" | "open" | "filled" | "cancelled" | "rejected" | "expired";
+                            /** @enum {string} */
+                            timeInForce: "gtc" | "ioc" | "fok";
+                            postOnly: boolean;
+                            reduceOnly: boolean;
+                            /** @enum {string} */
+                            marginMode: "isolated" | "cross";
+                            stopPrice: string | null;
+                            takeProfitPrice: string | null;
+                            stopLossPrice: string | null;
+                            quoteId: string | null;
+                            rejectReason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            updatedAt: string;
+                            /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
+                            fills: {
+                                tradeId: string;
+                                price: string;
+                                quantity: string;
+                                /** @enum {string} */
+                                liquidity: "maker" | "taker";
+                                /** @description negative for a rebate */
+                                fee: string;
+                                feeBps: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description the caller's position in the order's market and margin mode (after the action, or now for a read); null when flat */
+                            position: {
+                                id: string;
+                                marketId: string;
+                                /**
+                                 * @description the side of the open size; a closed position keeps the side it had
+                                 * @enum {string}
+                                 */
+                                side: "long" | "short";
+                                size: string;
+                                /** @description cost basis / size. It also moves when the venue settles this position's profit to pay a loss, fee or funding the account's cash could not (realized_pnl ledger entry, ref pnl_settlement:<market>) */
+                                entryPrice: string | null;
+                                markPrice: string | null;
+                                unrealizedPnl: string | null;
+                                /** @description realised over the position's life, including profit settled into cash (see entryPrice) */
+                                realizedPnl: string;
+                                /** @description funding received (positive) or paid (negative) over the position's life */
+                                funding: string;
+                                liquidationPrice: string | null;
+                                leverage: string | null;
+                                /** @enum {string} */
+                                marginMode: "isolated" | "cross";
+                                /** @description isolated: the allocation behind the position, its whole initial margin at open (opening fees come out of the cross pool as far as its cash holds them), then moved by funding, realised PnL and the fees of reducing fills; cross: the position's initial margin at the mark (null while the mark is stale) */
+                                margin: string | null;
+                                /** @enum {string} */
+                                status: "open" | "closed" | "liquidated";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description malformed body, invalid enum or decimal, insufficient balance */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description missing or expired session or key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description wrong scope, IP not allowed, or action not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description unknown market, order or record */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description duplicate clientOrderId or conflicting state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description business rejection by the engine */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description stable machine-readable code, e.g. INSUFFICIENT_MARGIN */
+                            error: string;
+                            /** @description human-readable detail */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/perps/orders/{id}/cancel": {
         parameters: {
             query?: never;

@@ -46,6 +46,8 @@ export type Command =
   | { type: 'perp.cancel_all'; account: string; filter: CancelFilter }
   | { type: 'perp.quote'; account: string; quote: QuoteRequest }
   | { type: 'perp.close'; account: string; close: ClosePositionRequest }
+  // Amend a resting order (engine.ts amend): price and/or new total quantity, null where unchanged.
+  | { type: 'perp.modify'; account: string; orderId: number; price: Fixed | null; quantity: Fixed | null }
   // The dead-man switch (cancel-after.ts): timeoutMs 0 disarms, else 5,000-600,000 arms it at the command's time + timeoutMs.
   | { type: 'orders.cancel_all_after'; account: string; timeoutMs: number }
   // Every live order of the account on every venue (perps, futures, options, spot; untriggered ones too).

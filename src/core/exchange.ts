@@ -119,6 +119,7 @@ interface CommandResults extends ClobResults {
   'perp.cancel_all': { cancelled: string[] };
   'perp.quote': QuoteResult;
   'perp.close': PlaceResult;
+  'perp.modify': PlaceResult;
   'orders.cancel_all_after': CancelAfterResult;
   'orders.cancel_all': { cancelled: string[] };
 }
@@ -311,6 +312,8 @@ export class Exchange {
         return this.linear.quote(this.accountId(command.account), command.quote);
       case 'perp.close':
         return this.closePosition(command);
+      case 'perp.modify':
+        return this.linear.amend(this.accountId(command.account), command.orderId, command.price, command.quantity);
       case 'orders.cancel_all_after':
         return this.cancelAllAfter(command);
       case 'orders.cancel_all': {

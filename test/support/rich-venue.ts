@@ -244,11 +244,26 @@ export class RichVenue {
   }
 
   private amend(): void {
+    // Every other amend is of a perp order (no extra draw: the random stream stays as it was).
+    if (this.journal.length % 2 === 0) return this.amendPerp();
     const account = this.ex.accounts.find(this.user());
     const order = account === undefined ? undefined : this.choose([...(this.ex.clob.findAccount(account.id)?.orders.values() ?? [])]);
     if (order === undefined || account === undefined) return;
     const price = order.request.price === null ? null : order.request.price + order.market.units.tick;
     this.apply({ type: 'clob.modify', account: account.address, orderId: order.id, price, quantity: null });
+  }
+
+  /** A resting perp order one tick further from the book, or half its size (time priority kept). */
+  private amendPerp(): void {
+    const account = this.ex.accounts.find(this.user());
+    const live = account === undefined ? [] : [...(this.ex.linear.findAccount(account.id)?.orders.values() ?? [])];
+    const order = this.choose(live.filter((o) => o.level !== null));
+    if (order === undefined || account === undefined) return;
+    const { units } = order.market;
+    const away = order.side === 0 ? -units.tick : units.tick;
+    const half = units.size(Math.max(order.filledLots + 1, Math.ceil(order.originalLots / 2)));
+    const price = (this.journal.length / 2) % 2 === 0 ? order.request.price! + away : null;
+    this.apply({ type: 'perp.modify', account: account.address, orderId: order.id, price, quantity: price === null ? half : null });
   }
 
   private cancelSome(): void {

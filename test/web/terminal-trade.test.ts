@@ -3,8 +3,9 @@
  * market maker (a click on a level puts its price in the ticket); signed in with a local key and
  * funded (a deposit through the admin endpoint, then a transfer to the perps bucket made from Node
  * with the page's own key: the wallet screen's test covers that transfer through the UI), the
- * trader places a resting limit order with the keyboard after the API's preview, amends and cancels
- * it, opens a position with a market order whose preview estimated the liquidation price GET
+ * trader places a resting limit order with the keyboard after the API's preview, amends it (the
+ * same order id, POST /perps/orders/{id}/modify; a refused amend is reported and changes nothing) and
+ * cancels it, opens a position with a market order whose preview estimated the liquidation price GET
  * /perps/positions then gives, sees its entry, mark, unrealised PnL and that price, then closes it.
  * The index is pushed (FEED=push) and held, so the mark and the maker's quotes stand still between
  * the preview and the fill. Screenshots: test-artifacts/web/trade.png (1280x800, a position and an
@@ -103,18 +104,32 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
     await row.waitFor({ timeout: 10_000 });
     assert.match(await row.innerText(), /buy\s+limit/);
 
+    const [placed] = await trader.get('/perps/orders/open');
     const amended = String(Number(farBid) - 100);
     await row.getByRole('button', { name: /^Amend/ }).click();
     const form = page.getByTestId('amend-form');
     await form.getByLabel('New price').fill(amended);
-    await form.getByLabel('New size').fill('0.02');
-    await form.getByRole('button', { name: 'Replace order' }).click();
+    await form.getByLabel('New total size').fill('0.02');
+    await form.getByLabel('New total size').press('Enter');
     const moved = orderRows().filter({ hasText: num(amended) });
     await moved.waitFor({ timeout: 10_000 });
     assert.equal(await moved.getByTestId('order-size').innerText(), '0.02');
+    assert.equal(await moved.getAttribute('data-order'), placed?.id, 'the row is the same order');
     await orderRows().filter({ hasText: num(farBid) }).waitFor({ state: 'detached' });
     const open = await trader.get('/perps/orders/open');
-    assert.deepEqual(open.map((o) => [o.price, o.quantity]), [[amended, '0.02']], 'the venue holds the amended order only');
+    assert.deepEqual(open.map((o) => [o.id, o.price, o.quantity]), [[placed?.id, amended, '0.02']], 'the venue amended the order in place: same id');
+
+    // A refused amend (far beyond the margin) is reported and leaves the order as it was.
+    await moved.getByRole('button', { name: /^Amend/ }).click();
+    await form.getByLabel('New total size').fill('50');
+    await form.getByLabel('New total size').press('Enter');
+    await page.getByText(/INSUFFICIENT_MARGIN|margin/).first().waitFor({ timeout: 10_000 });
+    await form.getByRole('button', { name: 'Keep as is' }).click();
+    // Chromium logs the refused request itself as a console error: that one was expected.
+    const logged = errors.findIndex((e) => e.includes('status of 422'));
+    assert.ok(logged >= 0, 'the refused amend reached the venue');
+    errors.splice(logged, 1);
+    assert.deepEqual((await trader.get('/perps/orders/open')).map((o) => [o.id, o.price, o.quantity]), [[placed?.id, amended, '0.02']]);
 
     await moved.getByRole('button', { name: /^Cancel/ }).click();
     await page.getByText('No open order.').waitFor({ timeout: 10_000 });

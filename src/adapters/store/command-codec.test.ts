@@ -2,7 +2,7 @@
  * The journal's compact command encoding: any command-shaped value (and any realistic command of
  * every type) decodes to a deep-equal value, bigints exact, null, undefined and absent kept apart,
  * key order kept; the market maker's quotes take a small fraction of their JSON; records written
- * in format 1 or 2 decode the same for ever (the dictionary is append-only); and a malformed record or
+ * in format 1, 2 or 3 decode the same for ever (the dictionary is append-only); and a malformed record or
  * a value that is not plain data is refused rather than misread.
  */
 import assert from 'node:assert/strict';
@@ -49,7 +49,7 @@ test('decode(encode(v)) deep-equals v for arbitrary command-shaped values', () =
 test('every command type round-trips, realistic values, in less than half its JSON', () => {
   fc.assert(fc.property(fc.integer(), (seed) => {
     const commands = commandOfEachType(seededRandom(seed));
-    assert.equal(new Set(commands.map((c) => c.type)).size, 24, 'one of each command type');
+    assert.equal(new Set(commands.map((c) => c.type)).size, 25, 'one of each command type');
     for (const command of commands) {
       const record = encodeCommand(command);
       assert.deepStrictEqual(decodeCommand(record), command);
@@ -137,6 +137,21 @@ test('records of format 2 (the dead-man switch) decode the same for ever, and fo
     assert.deepStrictEqual(decodeCommand(Buffer.from(hex, 'hex')), command);
     if (CURRENT_FORMAT.byte === 2) assert.equal(encodeCommand(command).toString('hex'), hex);
   }
+});
+
+test('records of format 3 (the perp amend) decode the same for ever, and older formats still read', () => {
+  const f = FORMATS[3]!;
+  assert.equal(f.strings.length, 107);
+  assert.equal(f.shapes.length, 32);
+  assert.deepStrictEqual(f.strings.slice(0, 106), FORMATS[2]!.strings, 'format 3 only appends to format 2');
+  assert.deepStrictEqual(f.shapes, FORMATS[2]!.shapes, 'format 3 adds no shape');
+  const fingerprint = createHash('sha256').update(JSON.stringify([f.strings, f.shapes])).digest('hex');
+  assert.equal(fingerprint, 'b071f74ea9d65fb6e5d9ad97a8eb168bc3fcd845a29fde9b062d278bdadc1e41', 'an entry of format 3 was edited, moved or removed');
+  const a = `0x${'5c7d'.repeat(10)}`;
+  const hex = '0336ea0c145c7d5c7d5c7d5c7d5c7d5c7d5c7d5c7d5c7d5c7d04e7240710b4c3d00400';
+  const command = { type: 'perp.modify', account: a, orderId: 4711, price: 97079560000000000000000n, quantity: null };
+  assert.deepStrictEqual(decodeCommand(Buffer.from(hex, 'hex')), command);
+  if (CURRENT_FORMAT.byte === 3) assert.equal(encodeCommand(command).toString('hex'), hex);
 });
 
 test('a record from a newer build, a truncated record or trailing bytes are refused, not misread', () => {

@@ -122,6 +122,7 @@ export function commandOfEachType(r: Random): Command[] {
       type: 'perp.quote', account, quote: { marketId: 'ETH-PERP', quoteId: 'q1', cancelAll: false, replaceQuoteId: 'q1', levels: [
         quoteLevel('ETH-PERP', 0, fixed(34_000, 1), fixed(4, 0)), quoteLevel('ETH-PERP', 1, fixed(34_010, 1), fixed(4, 0))] },
     },
+    { type: 'perp.modify', account, orderId: 1 + int(r, 10_000_000), price: price(), quantity: r() < 0.3 ? null : fixed(1 + int(r, 100), 3) },
     { type: 'perp.close', account, close: { marketId: perpMarket(r), marginMode: 'cross', quantity: r() < 0.5 ? null : fixed(1, 3), type: 'market', price: null, timeInForce: 'ioc' } },
     { type: 'orders.cancel_all_after', account, timeoutMs: r() < 0.2 ? 0 : 5_000 + int(r, 595_001) },
     { type: 'orders.cancel_all', account },

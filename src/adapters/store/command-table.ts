@@ -37,6 +37,8 @@ export const STRINGS: readonly string[] = [
   'coinbase-sim', 'kraken-sim', 'bitstamp-sim', 'binance-sim',
   // Format 2: the dead-man switch and the cancel of everything (core/commands.ts).
   'orders.cancel_all_after', 'orders.cancel_all', 'timeoutMs',
+  // Format 3: the perp amend (its shape is the CLOB amend's).
+  'perp.modify',
 ];
 
 /** Object key lists, in the order their builders write them. Append only. */
@@ -91,7 +93,7 @@ const format = (byte: number, strings: number, shapes: number): Format => {
 };
 
 /** Every format ever written, by its byte (index 0 unused: a record never starts with 0). */
-export const FORMATS: readonly (Format | undefined)[] = [undefined, format(1, 103, 30), format(2, 106, 32)];
+export const FORMATS: readonly (Format | undefined)[] = [undefined, format(1, 103, 30), format(2, 106, 32), format(3, 107, 32)];
 
 /** The format new records are written in: the newest. */
 export const CURRENT_FORMAT: Format = FORMATS[FORMATS.length - 1]!;

@@ -451,3 +451,22 @@ describe('OrderBook guards', () => {
     assert.equal(seen, 'abc');
   });
 });
+
+describe('reinstate (an amend refused after its order left the book)', () => {
+  for (const [position, id] of [['head', 1], ['middle', 2], ['tail', 3], ['alone at its price', 9]] as const) {
+    test(`puts the order back at its old place: ${position}`, () => {
+      const b = bookWith(() => new OrderBook(), LEVEL) as OrderBook;
+      const before = resting(b);
+      const order = b.get(id)!;
+      const { seq, next } = order;
+      b.cancel(id);
+      b.reinstate(order, seq, next);
+      b.checkInvariants();
+      assert.deepEqual(resting(b), before);
+      assert.equal(order.seq, seq);
+      const r = new Recorder();
+      b.match(BUY, 103, 13, 0, 'cancel_maker', r);
+      assert.deepEqual(r.events.map((e) => e[1]), [1, 2, 3, 9], 'time priority is the old one');
+    });
+  }
+});

@@ -93,6 +93,44 @@ export class OrderBook {
     return order;
   }
 
+  /**
+   * Puts back an order cancel() just took out, at its old place in its level's queue and with its
+   * old time priority `seq` (an amend whose checks then refused it): `next` is the order that
+   * followed it at its price (null: it was the last). Nothing else may have changed in the book in
+   * between. O(1), plus O(log L) when its level had emptied.
+   */
+  reinstate(order: BookOrder, seq: number, next: BookOrder | null): void {
+    assert(!this.matching, 'reinstate() called from inside a MatchSink callback');
+    assert(order.level === null && !this.orders.has(order.id), 'reinstate: order is already resting');
+    let level: Level;
+    if (next === null) {
+      const own = this.sideOf(order.side);
+      let found = own.byPrice.get(order.priceTicks);
+      if (found === undefined) {
+        found = this.newLevel(order.side, order.priceTicks);
+        own.insert(found);
+      }
+      level = found;
+      order.prev = level.tail;
+      if (level.tail === null) level.head = order;
+      else level.tail.next = order;
+      level.tail = order;
+    } else {
+      assert(next.level !== null && next.priceTicks === order.priceTicks && next.side === order.side, 'reinstate: next is not at its price');
+      level = next.level;
+      order.prev = next.prev;
+      if (next.prev === null) level.head = order;
+      else next.prev.next = order;
+      next.prev = order;
+    }
+    order.next = next;
+    order.level = level;
+    order.seq = seq;
+    level.orderCount++;
+    level.totalLots += order.remainingLots;
+    this.orders.set(order.id, order);
+  }
+
   get(id: number): BookOrder | undefined {
     return this.orders.get(id);
   }

@@ -15,7 +15,8 @@ export class BookOrder {
   readonly id: number;
   readonly owner: number;
   readonly side: Side;
-  readonly priceTicks: number;
+  /** Changed by an engine only while the order is not resting (an amend that re-queues it). */
+  priceTicks: number;
   /** Lots still open. The book lowers it on fills and reduce(); it is > 0 while resting. */
   remainingLots: number;
   /** Time priority, assigned by the book on rest (strictly increasing per book); 0 until rested. */

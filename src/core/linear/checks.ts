@@ -55,6 +55,12 @@ export interface CheckContext {
   readonly volume30d: Fixed;
   /** A conditional order firing: it already holds its client id and its open-order slot. */
   readonly triggered: boolean;
+  /**
+   * An amend (engine.ts amend): the live order the request replaces, already out of the book and
+   * the account's sums. It keeps its client id and its open-order slot, and the request's quantity
+   * is its new total: what it has filled counts towards it.
+   */
+  readonly replacing: LinearOrder | null;
   feeRate(role: FeeRole): Fixed;
   fee(notional: Fixed, bps: Fixed): Fixed;
   /** Another account (a maker), for the fill-or-kill check. */
@@ -140,13 +146,18 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
     const which = mark === null ? 'last mark' : 'mark';
     return reject('PRICE_OUT_OF_BAND', `price must be within ${market.spec.priceBandBps / 100}% of the ${which} ${formatDecimal(anchor)}`);
   }
-  const limitsHit = c.triggered ? null : checkOpenOrderLimits(market, r, c, trigger !== null);
+  const holdsSlot = c.triggered || c.replacing !== null;
+  const limitsHit = holdsSlot ? null : checkOpenOrderLimits(market, r, c, trigger !== null);
   if (limitsHit !== null) return limitsHit;
-  if (r.clientOrderId !== null && !c.triggered) {
+  if (r.clientOrderId !== null && !holdsSlot) {
     const existing = c.account.clientIds.inUse(r.clientOrderId, c.now, c.limits.clientIdRetentionMs);
     if (existing !== null) return reject('DUPLICATE_CLIENT_ORDER_ID', `clientOrderId ${r.clientOrderId} is already used by order ${existing}`);
   }
-  let lots = orderedLots;
+  const filledLots = c.replacing?.filledLots ?? 0;
+  if (orderedLots <= filledLots) {
+    return reject('VALIDATION_ERROR', `quantity must exceed the filled quantity ${formatDecimal(units.size(filledLots))}`);
+  }
+  let lots = orderedLots - filledLots;
   const position = c.account.position(market, r.marginMode);
   if (r.reduceOnly) {
     const size = position?.size ?? 0;

@@ -26,6 +26,7 @@ import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, Positi
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import { crossedLadder } from '../quote-ladder.ts';
 import { exitsDeclared, LinearAccount } from './account.ts';
+import { shrinkInPlace } from './amend.ts';
 import { LinearCash } from './cash.ts';
 import { fillsWithin, MakerChecks, reducedOnly } from './maker-checks.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
@@ -281,6 +282,80 @@ export class LinearEngine implements MatchSink {
     return { quoteId: q.quoteId, cancelled, orders: accepted.map((o) => this.resultOf(o)), rejected };
   }
 
+  /**
+   * Amends a resting order (`POST /perps/orders/{id}/modify`, the CLOB's rules, clob/amend.ts):
+   * `price` is the new limit and `quantity` the new total size (filled part included, so it must
+   * exceed what has filled). An unchanged price and size is a no-op; the same price with a smaller
+   * size shrinks the order in place, keeping its time priority (nothing is added to the book, so
+   * no check is asked). Any other change re-queues it: the order leaves the book and its sums, the
+   * changed order runs every check a new order runs (the open-order limits and its client id
+   * excepted: it holds both already), and, if they pass, it is placed again with the same id, a
+   * new time priority and its fill history, matching like a new order when its price crosses. If
+   * a check refuses, the order goes back to its old place in the queue and nothing has changed.
+   * Conditional orders (untriggered stops, take-profit / stop-loss exits) are refused.
+   */
+  amend(accountId: number, orderId: number, price: Fixed | null, quantity: Fixed | null): PlaceResult | Rejection {
+    const account = this.accounts.get(accountId);
+    const order = account?.orders.get(orderId);
+    if (account === undefined || order === undefined) return reject('NOT_FOUND', `open order ${orderId} not found`);
+    if (price === null && quantity === null) return reject('VALIDATION_ERROR', 'give a price, a quantity or both');
+    if (order.level === null) {
+      return reject('VALIDATION_ERROR', `order ${orderId} is conditional (it waits for its trigger): cancel it and place a new one`);
+    }
+    const market = order.market;
+    const request: OrderRequest = { ...order.request, price: price ?? order.request.price, quantity: quantity ?? order.quantity() };
+    const kept = shrinkInPlace(market, order, request, this.deps.now());
+    if (isRejection(kept)) return kept;
+    if (kept !== null) {
+      const lots = kept - order.filledLots;
+      if (lots < order.remainingLots) this.reduceInPlace(order, lots);
+      if (kept !== order.originalLots) {
+        order.originalLots = kept;
+        order.request = request;
+        this.changes.orders.add(order);
+      }
+      return this.resultOf(order);
+    }
+    return this.requeue(account, order, request);
+  }
+
+  /** Lowers a resting order's size keeping its place in the queue. */
+  private reduceInPlace(order: LinearOrder, lots: number): void {
+    this.unreserve(order, order.remainingLots - lots);
+    order.market.book.reduce(order.id, lots);
+    this.countResting(order);
+    order.updatedAt = this.deps.now();
+    this.changes.orders.add(order);
+  }
+
+  /** An amend that re-queues: out of the book, the checks of a new order, back in place if refused. */
+  private requeue(account: LinearAccount, order: LinearOrder, request: OrderRequest): PlaceResult | Rejection {
+    const market = order.market;
+    const { seq, next } = order;
+    market.book.cancel(order.id);
+    this.countResting(order);
+    this.unreserve(order, order.reservedLots);
+    const c = this.checkContext(account, market, false);
+    this.scratchContext.replacing = order;
+    // A fired stop keeps its stopPrice in its request; the amended order is checked as the limit order it now is.
+    const plan = checkOrder(market, request.stopPrice === null ? request : { ...request, stopPrice: null }, c);
+    this.scratchContext.replacing = null;
+    if (isRejection(plan)) {
+      market.book.reinstate(order, seq, next);
+      if (order.request.reduceOnly) this.countResting(order);
+      else this.reserve(order);
+      return plan;
+    }
+    order.request = request;
+    order.priceTicks = plan.priceTicks;
+    order.remainingLots = plan.lots;
+    order.originalLots = order.filledLots + plan.lots;
+    order.updatedAt = this.deps.now();
+    this.changes.orders.add(order);
+    this.execute(order, plan.limitTicks);
+    return this.resultOf(order);
+  }
+
   cancel(accountId: number, orderId: number): OrderRecord | Rejection {
     const order = this.accounts.get(accountId)?.orders.get(orderId);
     if (order === undefined) return reject('NOT_FOUND', `open order ${orderId} not found`);
@@ -374,6 +449,7 @@ export class LinearEngine implements MatchSink {
     limits: null as unknown as LinearLimits,
     volume30d: 0n as Fixed,
     triggered: false,
+    replacing: null as LinearOrder | null,
     engine: this as LinearEngine,
     feeRate(role: 'maker' | 'taker'): Fixed {
       return this.engine.deps.fees.rateFor(this.volume30d, role);
@@ -407,6 +483,7 @@ export class LinearEngine implements MatchSink {
     c.limits = this.deps.limits;
     c.volume30d = this.deps.volumes.volume30d(account.id, now);
     c.triggered = triggered;
+    c.replacing = null;
     return c;
   }
 

@@ -3,7 +3,8 @@
  * margin computed from them (reused while nothing it depends on changes, and taken from the
  * gate's own probe when an order then rests in full). Random streams of orders of every kind —
  * resting, crossing, ioc and market orders that find no liquidity and are rejected after the gate,
- * orders the gate refuses, reduce-only, isolated, previews, cancels, index moves — must leave both caches equal to a
+ * orders the gate refuses, reduce-only, isolated, previews, cancels, amends (accepted, crossing or
+ * refused), index moves — must leave both caches equal to a
  * fresh computation after every command (LinearEngine.audit).
  */
 import { test } from 'node:test';
@@ -22,6 +23,7 @@ const TRADERS = [addr(0xa), addr(0xb), addr(0xc)];
 type Step =
   | { kind: 'place' | 'preview'; who: number; buy: boolean; offset: number; lots: number; tif: TimeInForce; market: boolean; reduceOnly: boolean; isolated: boolean }
   | { kind: 'cancel'; who: number; pick: number }
+  | { kind: 'modify'; who: number; pick: number; offset: number | null; lots: number | null }
   | { kind: 'index'; move: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -40,6 +42,16 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('cancel' as const), who: fc.integer({ min: 0, max: 2 }), pick: fc.nat() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('modify' as const),
+      who: fc.integer({ min: 0, max: 2 }),
+      pick: fc.nat(),
+      offset: fc.option(fc.integer({ min: -20, max: 20 })),
+      lots: fc.option(fc.integer({ min: 1, max: 60 })),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('index' as const), move: fc.integer({ min: -300, max: 300 }) }) },
 );
 
@@ -83,6 +95,14 @@ test('resting totals and cached order margins equal a fresh computation after ev
           const live = account === undefined ? [] : [...(ex.linear.findAccount(account.id)?.orders.keys() ?? [])];
           if (live.length === 0) continue;
           run({ type: 'perp.cancel', account: TRADERS[s.who]!, orderId: live[s.pick % live.length]! });
+        } else if (s.kind === 'modify') {
+          const account = ex.accounts.find(TRADERS[s.who]!);
+          const live = account === undefined ? [] : [...(ex.linear.findAccount(account.id)?.orders.keys() ?? [])];
+          if (live.length === 0) continue;
+          run({
+            type: 'perp.modify', account: TRADERS[s.who]!, orderId: live[s.pick % live.length]!,
+            price: s.offset === null ? null : fx(String(index + s.offset * 10)), quantity: s.lots === null ? null : fx('0.001') * BigInt(s.lots),
+          });
         } else if (s.kind === 'preview') {
           ex.previewPerpOrder(TRADERS[s.who]!, request(s, index), t);
         } else {

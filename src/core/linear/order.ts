@@ -47,7 +47,8 @@ export interface Trigger {
 
 export class LinearOrder extends BookOrder {
   readonly market: LinearMarket;
-  readonly request: OrderRequest;
+  /** What was asked; an amend replaces it (price, quantity) while the order is out of the book. */
+  request: OrderRequest;
   /** Lots ordered; grows only for take-profit/stop-loss exits as their parent fills. */
   originalLots: number;
   filledLots = 0;

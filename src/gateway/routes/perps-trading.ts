@@ -1,6 +1,6 @@
 /**
  * Perpetual and dated-future order actions (contract "Perpetuals and futures trading"):
- * place, preview, single and bulk quotes, cancel one, cancel all, close position. Every action is
+ * place, preview, single and bulk quotes, amend one, cancel one, cancel all, close position. Every action is
  * one core command: answered after it is durable, and atomic (a bulk `cancelAll` replace is never
  * seen half done by any reader, stream or match).
  *
@@ -18,6 +18,7 @@ import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull } from '../format.ts';
 import { checkOrderBodies, orderRequest } from '../order-requests.ts';
+import { ModifyBody } from '../schemas/clob.ts';
 import { EmptyBody, OrderIdParams, responses } from '../schemas/common.ts';
 import {
   BulkQuoteResult,
@@ -165,6 +166,34 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     return { ...q, orders: q.orders.map((o) => result(o, address)) };
   });
 
+  app.post('/perps/orders/:id/modify', {
+    config: { access: 'trade', orderAction: true },
+    schema: {
+      tags: ['perps'],
+      summary: 'Amend a resting perp or futures order: new price and/or new total quantity, one atomic step',
+      description: MODIFY_DESCRIPTION,
+      params: OrderIdParams,
+      body: ModifyBody,
+      response: responses({ 200: OrderResultView }, ORDER_ERRORS),
+    },
+  }, async (req) => {
+    const address = callerAddress(req);
+    const id = Number(req.params.id);
+    const { price, quantity } = req.body;
+    if (price === undefined && quantity === undefined) throw apiError('VALIDATION_ERROR', 'give a price, a quantity or both');
+    const spec = await liveOrderSpec(ctx, address, id);
+    const outcome = await ctx.sequencer.submit({
+      type: 'perp.modify',
+      account: address,
+      orderId: id,
+      price: price === undefined ? null : parsePrice(price, 'price', spec.priceDecimals),
+      quantity: quantity === undefined ? null : parseSize(quantity, 'quantity', spec.sizeDecimals),
+    });
+    if (!outcome.ok && outcome.code === 'NOT_FOUND') throw await endedOrNotFound(ctx, address, id);
+    if (!outcome.ok) throw apiError(outcome.code, outcome.message);
+    return result(outcome.result, address);
+  });
+
   app.post('/perps/orders/:id/cancel', {
     config: { access: 'trade', orderAction: true },
     schema: {
@@ -177,15 +206,8 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const address = callerAddress(req);
     const id = Number(req.params.id);
-    const account = ctx.exchange.accounts.find(address);
     const outcome = await ctx.sequencer.submit({ type: 'perp.cancel', account: address, orderId: id });
-    if (!outcome.ok) {
-      const past = account === undefined ? undefined : (await histories(ctx)).trading.order(id);
-      if (past !== undefined && past.accountId === account?.id && past.engine === 'linear') {
-        throw apiError('CONFLICT', `order ${id} is already ${past.status}`);
-      }
-      throw apiError('NOT_FOUND', `order ${id} not found`);
-    }
+    if (!outcome.ok) throw await endedOrNotFound(ctx, address, id);
     return { ...orderView(outcome.result), fills: [], position: positionViewOf(ctx, address, outcome.result.marketId, outcome.result.marginMode) };
   });
 
@@ -255,6 +277,24 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
   });
 }
 
+/** The market of one of the caller's live perp orders, for parsing an amend; 404/409 otherwise. */
+async function liveOrderSpec(ctx: GatewayContext, address: string, id: number) {
+  const accountId = ctx.exchange.accounts.find(address)?.id;
+  const order = accountId === undefined ? undefined : ctx.exchange.linear.findAccount(accountId)?.orders.get(id);
+  if (order === undefined) throw await endedOrNotFound(ctx, address, id);
+  return order.market.spec;
+}
+
+/** 409 CONFLICT when the order is the caller's and already ended, 404 when unknown or someone else's. */
+async function endedOrNotFound(ctx: GatewayContext, address: string, id: number) {
+  const account = ctx.exchange.accounts.find(address);
+  const past = account === undefined ? undefined : (await histories(ctx)).trading.order(id);
+  if (past !== undefined && past.accountId === account?.id && past.engine === 'linear' && past.status !== 'open' && past.status !== 'untriggered') {
+    return apiError('CONFLICT', `order ${id} is already ${past.status}`);
+  }
+  return apiError('NOT_FOUND', `order ${id} not found`);
+}
+
 /** The margin mode a close without one means: the cross position, or the isolated one when only that is open. */
 function openMode(ctx: GatewayContext, address: string, marketId: string): MarginMode {
   const accountId = ctx.exchange.accounts.find(address)?.id;
@@ -280,6 +320,19 @@ function placeView(ctx: GatewayContext, r: PlaceResult, address: string) {
     })),
   };
 }
+
+const MODIFY_DESCRIPTION = `The CLOB's amend (POST /orders/{id}/modify) for perps and dated futures, as one journaled
+command: \`quantity\` is the new total size (filled part included) and must exceed what has filled (400
+VALIDATION_ERROR). An unchanged price and quantity is a no-op. Time priority is kept only when the price is
+unchanged and the quantity decreases (always allowed: it adds nothing to the book). Any other change re-queues the
+order with the same id, a new time priority and its fill history, after every check of POST /perps/orders
+except the open-order limits and the client id, which it already holds (the margin gate counts the old order as
+gone; price band, reduce-only clipping, bankruptcy bound, post-only: 422 POST_ONLY_WOULD_CROSS); a price that
+crosses the book trades at once as a taker (fills in the response). When a check refuses, nothing changes: the
+order keeps its price, size and place in the queue, and the error is the one a new order would get. A conditional
+order still waiting for its trigger (stop, take-profit / stop-loss exit) cannot be amended (400
+VALIDATION_ERROR: cancel it and place a new one). 404 for an unknown order or another account's; 409 CONFLICT when
+the order has already ended (filled, cancelled, expired).`;
 
 const ORDER_DESCRIPTION = `Checks run in this order and the first failure is returned (nothing changes on a rejection):
 schema and decimals (400 VALIDATION_ERROR, INVALID_DECIMAL; a price or size with more fractional digits than the

@@ -2,15 +2,14 @@
  * The trader's side of the trading screen, live (use-perp-account.ts): the perps bucket and margin,
  * positions (entry, mark, unrealised PnL, liquidation price, leverage, as GET /perps/positions values
  * them) each with a close button (POST /perps/positions/close: a reduce-only market order), and resting
- * orders with cancel (POST /perps/orders/{id}/cancel) and amend. The perp venue has no amend route,
- * so amending is said for what it is: cancel, then place the same order at the new price and size
- * (a new order id, and the old one's place in the queue is lost); if the new one is refused, the
- * trader is told that the old one is gone. Signed out, each panel says to sign in.
+ * orders with cancel (POST /perps/orders/{id}/cancel) and amend (POST /perps/orders/{id}/modify: one
+ * atomic step, the order keeps its id; a refused amend leaves it as it was and says why). Signed out,
+ * each panel says to sign in.
  */
 import { useState } from 'preact/hooks';
-import type { ExchangeClient, PerpOrderInput } from '../../../../sdk/src/index.ts';
+import type { ExchangeClient } from '../../../../sdk/src/index.ts';
 import { dateTime, num, tone } from '../../lib/format.ts';
-import { describeError, notify, reportError } from '../../lib/notify.ts';
+import { notify, reportError } from '../../lib/notify.ts';
 import type { PerpAccount, PerpOrder, PerpPosition } from './use-perp-account.ts';
 
 interface PanelProps {
@@ -152,7 +151,7 @@ function OrderRow(props: PanelProps & { order: PerpOrder }) {
           <td class="num">{num(o.takeProfitPrice)} / {num(o.stopLossPrice)}</td>
           <td class="num muted">{dateTime(o.createdAt)}</td>
           <td class="actions">
-            <button type="button" class="small ghost" disabled={busy} onClick={() => setEditing(true)} aria-label={`Amend the ${o.side} order at ${o.price ?? 'market'}`}>Amend</button>
+            {o.status === 'open' && <button type="button" class="small ghost" disabled={busy} onClick={() => setEditing(true)} aria-label={`Amend the ${o.side} order at ${o.price ?? 'market'}`}>Amend</button>}
             <button type="button" class="small ghost" disabled={busy} onClick={cancel} aria-label={`Cancel the ${o.side} order at ${o.price ?? 'market'}`}>Cancel</button>
           </td>
         </>
@@ -161,18 +160,20 @@ function OrderRow(props: PanelProps & { order: PerpOrder }) {
   );
 }
 
-/** The amend form in place of the row's figures: new price and size, then cancel and replace. */
+/**
+ * The amend form in place of the row's figures: a new price and a new total size (what has filled
+ * included, as the venue counts it), sent as one amend.
+ */
 function AmendCells(props: { order: PerpOrder; client: ExchangeClient; done: () => void }) {
   const o = props.order;
   const [price, setPrice] = useState(o.price ?? '');
-  const [quantity, setQuantity] = useState(o.remainingQuantity);
+  const [quantity, setQuantity] = useState(o.quantity);
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     try {
-      await amend(props.client, o, price.trim(), quantity.trim());
-      props.done();
+      if (await amend(props.client, o, price.trim(), quantity.trim())) props.done();
     } finally {
       setBusy(false);
     }
@@ -181,34 +182,29 @@ function AmendCells(props: { order: PerpOrder; client: ExchangeClient; done: () 
     <td colSpan={8}>
       <form class="amend" onSubmit={submit} aria-label="Amend the order" data-testid="amend-form">
         {o.type === 'limit' && <label>New price<input name="amendPrice" inputMode="decimal" value={price} onInput={(e) => setPrice(e.currentTarget.value)} /></label>}
-        <label>New size<input name="amendSize" inputMode="decimal" value={quantity} onInput={(e) => setQuantity(e.currentTarget.value)} /></label>
-        <button type="submit" class="small" disabled={busy}>{busy ? 'Replacing…' : 'Replace order'}</button>
+        <label>New total size<input name="amendSize" inputMode="decimal" value={quantity} onInput={(e) => setQuantity(e.currentTarget.value)} /></label>
+        <button type="submit" class="small" disabled={busy}>{busy ? 'Amending…' : 'Amend order'}</button>
         <button type="button" class="small ghost" onClick={props.done}>Keep as is</button>
-        <span class="muted hint">cancels this order and places a new one</span>
+        <span class="muted hint">same order id; a smaller size at the same price keeps its place in the queue</span>
       </form>
     </td>
   );
 }
 
-async function amend(client: ExchangeClient, o: PerpOrder, price: string, quantity: string): Promise<void> {
-  const replacement: PerpOrderInput = {
-    marketId: o.marketId, side: o.side, type: o.type, ...(o.type === 'limit' ? { price } : {}), quantity, timeInForce: o.timeInForce, postOnly: o.postOnly,
-    reduceOnly: o.reduceOnly, marginMode: o.marginMode,
-    ...(o.stopPrice !== null ? { stopPrice: o.stopPrice } : {}),
-    ...(o.takeProfitPrice !== null ? { takeProfitPrice: o.takeProfitPrice } : {}),
-    ...(o.stopLossPrice !== null ? { stopLossPrice: o.stopLossPrice } : {}),
+/** Sends only what changed; true once the venue accepted the amend (a refusal is reported and the order stands). */
+async function amend(client: ExchangeClient, o: PerpOrder, price: string, quantity: string): Promise<boolean> {
+  const change = {
+    ...(o.type === 'limit' && price !== o.price ? { price } : {}),
+    ...(quantity !== o.quantity ? { quantity } : {}),
   };
+  if (Object.keys(change).length === 0) return true;
   try {
-    await client.cancelOrder(o.id, 'perps');
+    const amended = await client.amendOrder(o.id, change, 'perps');
+    notify('ok', `amended: ${amended.side} ${num(amended.quantity)} ${amended.marketId} at ${num(amended.price)}, ${amended.status}`);
+    return true;
   } catch (e) {
-    reportError(e, 'amending the order (cancelling it first)');
-    return;
-  }
-  try {
-    const placed = await client.placeOrder(replacement);
-    notify('ok', `amended: ${placed.side} ${num(placed.quantity)} ${placed.marketId} at ${num(placed.price)}, ${placed.status}`);
-  } catch (e) {
-    notify('error', `the order was cancelled, but its replacement was refused: ${describeError(e)}`);
+    reportError(e, 'amending the order (it stands unchanged)');
+    return false;
   }
 }
 
