@@ -1,7 +1,8 @@
 // Lint rules: typescript-eslint's recommended set plus the layering rule of docs/architecture.md:
 // src/core and src/pricing are pure (no I/O, no framework, no clock), so they may not import
 // node built-ins, the web framework, the store or anything outside their own folders; and their
-// assertions build no message unless they fail.
+// assertions build no message unless they fail. src/runtime owns its ports (the journal, the
+// chain) and imports no adapter, so that the composition root can plug in another store.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -10,6 +11,14 @@ const pureImportBan = {
     { group: ['node:*', 'fs', 'net', 'http', 'https', 'child_process', 'timers'], message: 'core/pricing are pure: no I/O or timers' },
     { group: ['fastify', '@fastify/*', 'better-sqlite3', 'viem', 'viem/*', 'jose'], message: 'core/pricing import no frameworks or drivers' },
     { group: ['**/gateway/**', '**/adapters/**', '**/agents/**', '**/config/**'], message: 'dependencies point inward' },
+  ],
+};
+
+// The sequencer and its drivers depend on ports they own (runtime/journal-port.ts,
+// runtime/chain-port.ts); adapters implement them. Tests may wire real adapters.
+const runtimeImportBan = {
+  patterns: [
+    { group: ['**/adapters/**'], message: 'runtime/ owns its ports (journal-port.ts, chain-port.ts): adapters implement them, the composition root wires them' },
   ],
 };
 
@@ -34,6 +43,13 @@ export default tseslint.config(
         selector: "CallExpression[callee.name='assert'] > TemplateLiteral.arguments:nth-child(2)",
         message: 'a template message is built even when the assertion holds: write if (!cond) fail(`...`)',
       }],
+    },
+  },
+  {
+    files: ['src/runtime/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', runtimeImportBan],
     },
   },
   {

@@ -114,6 +114,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
     archiveDataDir: settings.dataDir,
     projectedSeq: journal.head(), // recover() below projects up to the head before anything is served
   });
+  // The sequencer's journal port (runtime/journal-port.ts), chosen here: SQLite, read by `journal`
+  // on this connection for recovery and written by the worker behind `writer`.
   const sequencer = new Sequencer(exchange, journal, writer, clock, { ...settings.journal, onFatal });
   // The state is recovered in listen(), while the gateway already answers (startup.ts).
   const startup = new Startup();

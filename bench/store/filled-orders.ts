@@ -7,7 +7,7 @@
 import { BUY, SELL } from '../../src/core/book/order-book.ts';
 import type { Command } from '../../src/core/commands.ts';
 import { PLAIN_ORDER, type OrderRequest } from '../../src/core/linear/order.ts';
-import type { CommittedCommand } from '../../src/adapters/store/journal.ts';
+import type { CommittedCommand } from '../../src/runtime/journal-port.ts';
 import type { ExchangeEvent } from '../../src/core/events.ts';
 import { fullAdapter } from '../engine/adapters/full.ts';
 

@@ -14,7 +14,7 @@
  */
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { parseArgs } from 'node:util';
-import type { CommittedCommand } from '../../src/adapters/store/journal.ts';
+import type { CommittedCommand } from '../../src/runtime/journal-port.ts';
 import { packCommitted, unpackCommitted, type PackedCommand } from '../../src/adapters/store/journal-message.ts';
 import { filledOrders, PROJECTED_TYPES as PROJECTED } from './filled-orders.ts';
 

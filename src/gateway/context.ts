@@ -3,7 +3,6 @@
  * exchange and its history tables, the identity services, and the chain port. Built once by
  * main.ts (and by the test harness) and passed to every route module.
  */
-import type { ChainPort } from '../adapters/chain/port.ts';
 import type { SimulatedChain } from '../adapters/chain/simulated-chain.ts';
 import type { MarketHistory } from '../adapters/store/projections/market-history.ts';
 import type { TradingHistory } from '../adapters/store/projections/trading-history.ts';
@@ -11,6 +10,7 @@ import type { WalletHistory } from '../adapters/store/projections/wallet-history
 import type { Settings } from '../config/env.ts';
 import type { CommandOf, CommandType } from '../core/commands.ts';
 import type { Exchange, ResultOf } from '../core/exchange.ts';
+import type { ChainPort } from '../runtime/chain-port.ts';
 import type { Sequencer } from '../runtime/sequencer.ts';
 import type { ApiKeys } from './auth/api-keys.ts';
 import type { Sessions } from './auth/sessions.ts';

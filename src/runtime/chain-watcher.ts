@@ -22,8 +22,8 @@
  * down); later passes scan for new deposits from a little below the head of the last completed
  * pass (however many blocks came since), and read each pending deposit's transaction directly.
  */
-import type { ChainPort } from '../adapters/chain/port.ts';
 import type { Settlement } from '../core/wallet/wallet.ts';
+import type { ChainPort } from './chain-port.ts';
 import type { Sequencer } from './sequencer.ts';
 
 export interface ChainWatcherOptions {

@@ -12,12 +12,13 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { openDatabase } from '../adapters/store/database.ts';
 import { decode, encode } from '../adapters/store/codec.ts';
-import { Journal, type CommittedCommand } from '../adapters/store/journal.ts';
-import { InlineJournalWriter, type JournalWriter } from '../adapters/store/journal-writer.ts';
+import { Journal } from '../adapters/store/journal.ts';
+import { InlineJournalWriter } from '../adapters/store/journal-writer.ts';
 import { historyProjectors } from '../adapters/store/projections/index.ts';
 import { coreConfig } from '../config/core.ts';
 import { Exchange } from '../core/exchange.ts';
 import { fx } from '../core/money.ts';
+import type { CommittedCommand, JournalWriter } from './journal-port.ts';
 import { Sequencer, type SequencerOptions } from './sequencer.ts';
 
 const dir = mkdtempSync(join(os.tmpdir(), 'sequencer-test-'));
@@ -45,10 +46,6 @@ class GatedWriter implements JournalWriter {
 
   onFailure(listener: (error: Error) => void): void {
     this.inner.onFailure(listener);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
 
@@ -91,10 +88,6 @@ class LaggingHistoryWriter implements JournalWriter {
 
   onFailure(listener: (error: Error) => void): void {
     this.failureListener = listener;
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
   }
 }
 
@@ -315,7 +308,6 @@ function withFailingDisk(maxInFlight: number) {
     append: () => new Promise<void>((_resolve, reject) => (failed = reject)),
     whenProjected: () => Promise.resolve(),
     onFailure: (l) => (listener = l),
-    close: () => Promise.resolve(),
   };
   const exchange = new Exchange(coreConfig({ depositConfirmations: 1 }));
   const options = { earlyFlushAt: 16, maxInFlight, replayCheck: 'strict' as const, onFatal: () => {} };

@@ -5,12 +5,14 @@
  *
  * Group commit: applied commands collect in a batch; at the end of the event-loop turn, or at once
  * when `earlyFlushAt` commands are waiting, the batch goes to the journal writer, which appends it
- * to the journal in one SQLite transaction (shared with the batches queued behind it) — in a
- * worker thread, so the event loop keeps applying commands while the batch is fsynced. At most
- * `maxInFlight` batches are in flight; commands keep collecting meanwhile (the next batch takes
- * all of them), so batches grow under load. The writer projects the events into the history tables
- * after the commit; `historyBarrier` lets a history read wait until everything acknowledged
- * before it is there (read-your-writes), and `recover` projects what a crash left unprojected.
+ * to the journal in one commit (shared with the batches queued behind it) — off the event loop
+ * (the SQLite writer works in a worker thread), so the event loop keeps applying commands while
+ * the batch is fsynced. The journal is a port the sequencer owns (journal-port.ts), so this file
+ * knows no store; the composition root chooses the implementation. At most `maxInFlight` batches
+ * are in flight; commands keep collecting meanwhile (the next batch takes all of them), so batches
+ * grow under load. The writer projects the events into the history tables after the commit;
+ * `historyBarrier` lets a history read wait until everything acknowledged before it is there
+ * (read-your-writes), and `recover` projects what a crash left unprojected.
  *
  * Why flush early: requests arrive in bursts (every client answered by one commit sends its next
  * order at about the same time), and one event-loop turn can parse and apply dozens of them. Sent
@@ -30,8 +32,7 @@ import type { Command, CommandOf, CommandType } from '../core/commands.ts';
 import type { ExchangeEvent } from '../core/events.ts';
 import { reject, type RejectCode, type Rejection } from '../core/errors.ts';
 import type { Exchange, Outcome, ResultOf } from '../core/exchange.ts';
-import type { CommittedCommand, Journal, JournalRecord } from '../adapters/store/journal.ts';
-import type { JournalWriter } from '../adapters/store/journal-writer.ts';
+import type { CommittedCommand, JournalRecord, JournalWriter, RecoveryJournal } from './journal-port.ts';
 
 export interface Clock {
   now(): number;
@@ -80,7 +81,7 @@ export interface RecoveryOptions {
   readonly snapshots?: SnapshotSource;
   /**
    * The journal from a seq on, its chain going on from `previousLink` when given (default: the
-   * journal's own rows; the service reads archived segments too, adapters/store/journal-reader.ts).
+   * journal's own `replay`; the service reads archived segments too, adapters/store/journal-reader.ts).
    */
   readonly records?: (fromSeq: number, previousLink?: number) => Iterable<JournalRecord>;
   readonly onProgress?: (progress: RecoveryProgress) => void;
@@ -129,7 +130,7 @@ export class Sequencer {
 
   constructor(
     readonly exchange: Exchange,
-    private readonly journal: Journal,
+    private readonly journal: RecoveryJournal,
     private readonly writer: JournalWriter,
     private readonly clock: Clock,
     private readonly options: SequencerOptions,
@@ -366,7 +367,7 @@ const RECOVERING: Rejection = reject('UNAVAILABLE', 'the exchange core is recove
 class TailProjection {
   private batch: CommittedCommand[] = [];
 
-  constructor(private readonly journal: Journal, private nextSeq: number) {}
+  constructor(private readonly journal: RecoveryJournal, private nextSeq: number) {}
 
   add(command: CommittedCommand): void {
     this.batch.push(command);

@@ -14,7 +14,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { migrate, openDatabase, type Db } from '../store/database.ts';
-import type { ChainDeposit, ChainPort, ChainTxState, SendResult } from './port.ts';
+import type { ChainDeposit, ChainPort, ChainTxState, SendResult } from '../../runtime/chain-port.ts';
 
 const MIGRATIONS = [
   {

@@ -12,7 +12,7 @@ import type { ExchangeEvent } from '../../core/events.ts';
 import { Exchange } from '../../core/exchange.ts';
 import { PLAIN_ORDER } from '../../core/linear/order.ts';
 import { fx } from '../../core/money.ts';
-import type { CommittedCommand } from './journal.ts';
+import type { CommittedCommand } from '../../runtime/journal-port.ts';
 import { FILL_FIELDS, FILL_SIDE_FIELDS, LEDGER_FIELDS, ORDER_FIELDS, packCommitted, unpackCommitted } from './journal-message.ts';
 
 const MAKER = `0x${'3'.repeat(40)}`;

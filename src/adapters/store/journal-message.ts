@@ -19,7 +19,7 @@
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { LedgerEntry } from '../../core/ledger/ledger.ts';
 import type { FillRecord, FillSide, OrderRecord } from '../../core/records.ts';
-import type { CommittedCommand } from './journal.ts';
+import type { CommittedCommand } from '../../runtime/journal-port.ts';
 
 export type PackedCommand = unknown[];
 

@@ -4,7 +4,8 @@
  * across the seam. Recovery, the snapshot worker and the offline audit read the journal through it,
  * so none of them needs to know where a record lives.
  */
-import type { Journal, JournalRecord } from './journal.ts';
+import type { JournalRecord } from '../../runtime/journal-port.ts';
+import type { Journal } from './journal.ts';
 import type { JournalSegments } from './journal-segments.ts';
 
 export type LinkedRecord = JournalRecord & { readonly chain: number };

@@ -9,7 +9,8 @@ import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { encode } from './codec.ts';
 import { commandOfEachType, seededRandom } from './command-samples.ts';
-import { decodeRecord, encodeRecord, GENESIS, link, type JournalRecord } from './journal-record.ts';
+import type { JournalRecord } from '../../runtime/journal-port.ts';
+import { decodeRecord, encodeRecord, GENESIS, link } from './journal-record.ts';
 
 test('decodeRecord(encodeRecord(r, link), link) is r, for a chain of records of every command type', () => {
   fc.assert(fc.property(fc.integer(), fc.integer({ min: 1, max: 1e9 }), (seed, firstSeq) => {

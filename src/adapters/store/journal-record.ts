@@ -12,14 +12,9 @@
  */
 import { crc32 } from 'node:zlib';
 import type { Command } from '../../core/commands.ts';
+import type { JournalRecord } from '../../runtime/journal-port.ts';
 import { decode } from './codec.ts';
 import { encodeCommand } from './command-codec.ts';
-
-export interface JournalRecord {
-  readonly seq: number;
-  readonly ts: number;
-  readonly command: Command;
-}
 
 /** A record as stored: the command encoded (bytes) or, from an older build, JSON text; its link. */
 export interface StoredRecord {

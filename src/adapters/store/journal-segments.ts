@@ -17,8 +17,9 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { crc32, gunzipSync, gzipSync } from 'node:zlib';
 import { ByteReader, ByteWriter } from '../../core/snapshot/bytes.ts';
+import type { JournalRecord } from '../../runtime/journal-port.ts';
 import { pause } from './failpoints.ts';
-import { decodeRecord, GENESIS, link, type JournalRecord, type StoredRecord } from './journal-record.ts';
+import { decodeRecord, GENESIS, link, type StoredRecord } from './journal-record.ts';
 import type { Journal } from './journal.ts';
 import { syncDirectory, writeDurably } from './snapshot-files.ts';
 

@@ -23,8 +23,9 @@
  * database the same way, `TRIM_CHUNK` rows at a time, once the service appends (recovery is over).
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { CommittedCommand } from '../../runtime/journal-port.ts';
 import { openDatabase } from './database.ts';
-import { Journal, type CommittedCommand } from './journal.ts';
+import { Journal } from './journal.ts';
 import { unpackCommitted, type PackedCommand } from './journal-message.ts';
 import { JournalSegments } from './journal-segments.ts';
 import { historyProjectors } from './projections/index.ts';

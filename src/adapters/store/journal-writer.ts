@@ -1,7 +1,8 @@
 /**
- * Journal writers: how the sequencer makes a batch durable. Both append the batch's commands to the
- * journal in one SQLite transaction (WAL, synchronous=FULL) and resolve only after it committed;
- * the history projections of its events are written afterwards, in a transaction of their own
+ * Journal writers: how the sequencer makes a batch durable in SQLite, the write side of its journal
+ * port (`JournalWriter`, runtime/journal-port.ts). Both append the batch's commands to the journal
+ * in one SQLite transaction (WAL, synchronous=FULL) and resolve only after it committed; the
+ * history projections of its events are written afterwards, in a transaction of their own
  * (journal.ts), and `whenProjected` tells when the history has caught up with a journal seq.
  *
  *   InlineJournalWriter   in the calling thread (tools, tests of the store): projects each batch
@@ -17,23 +18,11 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { ExchangeEvent } from '../../core/events.ts';
-import type { CommittedCommand, Journal } from './journal.ts';
+import type { CommittedCommand, JournalWriter } from '../../runtime/journal-port.ts';
+import type { Journal } from './journal.ts';
 import type { AppendMessage, JournalWorkerData, WorkerReport } from './journal-worker.ts';
 import { packCommitted } from './journal-message.ts';
 import { spawnWorker } from '../worker-entry.ts';
-
-export interface JournalWriter {
-  /** Resolves once the batch is durable; rejects if it could not be written (fail-stop). */
-  append(batch: readonly CommittedCommand[]): Promise<void>;
-  /**
-   * Resolves once the history tables hold every command up to journal seq `seq`; rejects if the
-   * history can no longer follow the journal (the writer has failed).
-   */
-  whenProjected(seq: number): Promise<void>;
-  /** Called once if the writer fails, whether or not a call is waiting on it (fail-stop). */
-  onFailure(listener: (error: Error) => void): void;
-  close(): Promise<void>;
-}
 
 export class InlineJournalWriter implements JournalWriter {
   constructor(private readonly journal: Journal) {}

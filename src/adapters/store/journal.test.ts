@@ -15,7 +15,8 @@ import type { Command } from '../../core/commands.ts';
 import { fx } from '../../core/money.ts';
 import { encode } from './codec.ts';
 import { migrate, openDatabase, type Db } from './database.ts';
-import { Journal, type CommittedCommand } from './journal.ts';
+import type { CommittedCommand } from '../../runtime/journal-port.ts';
+import { Journal } from './journal.ts';
 
 const dir = mkdtempSync(join(os.tmpdir(), 'journal-chain-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

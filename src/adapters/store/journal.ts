@@ -12,13 +12,11 @@
  * replay's own events (the core is deterministic). That is why those commits need no fsync of
  * their own (`synchronous=NORMAL`): what a crash takes from them, the journal gives back.
  */
-import type { Command } from '../../core/commands.ts';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { Ledger } from '../../core/ledger/ledger.ts';
+import type { CommittedCommand, JournalRecord, RecoveryJournal } from '../../runtime/journal-port.ts';
 import { migrate, type Db } from './database.ts';
-import { decodeRecord, encodeRecord, GENESIS, link, type JournalRecord, type StoredRecord } from './journal-record.ts';
-
-export type { JournalRecord } from './journal-record.ts';
+import { decodeRecord, encodeRecord, GENESIS, link, type StoredRecord } from './journal-record.ts';
 
 /** Writes the history tables that reads serve from (ledger history, settlements, orders...). */
 export interface Projector {
@@ -35,12 +33,6 @@ export interface Projector {
    * all agree.
    */
   replayDifferences?(ledger: Ledger): string[];
-}
-
-export interface CommittedCommand {
-  readonly ts: number;
-  readonly command: Command;
-  readonly events: readonly ExchangeEvent[];
 }
 
 const JOURNAL_SCHEMA = [
@@ -64,7 +56,8 @@ const JOURNAL_SCHEMA = [
   },
 ];
 
-export class Journal {
+/** The SQLite journal: recovery's side of the sequencer's journal port (runtime/journal-port.ts). */
+export class Journal implements RecoveryJournal {
   private readonly insert;
   private readonly appendTx;
   private readonly projectTx;

@@ -1,8 +1,9 @@
 /**
- * The chain port: what the exchange needs from a blockchain holding its USDC. The embedded default
- * is the simulated chain (simulated-chain.ts); an EVM adapter (viem, the USDC ERC-20 contract)
- * implements the same interface without any change to the core, which only ever sees commands
- * built by runtime/chain-watcher.ts from these observations.
+ * The chain port: what the exchange needs from a blockchain holding its USDC. Its consumer, the
+ * chain watcher (chain-watcher.ts), owns it, so runtime/ imports no adapter. The embedded default
+ * is the simulated chain (adapters/chain/simulated-chain.ts); an EVM adapter (viem, the USDC ERC-20
+ * contract) implements the same interface without any change to the core, which only ever sees
+ * commands built by the watcher from these observations.
  *
  * Contract for implementations:
  *   - deposit addresses are per account and stable;
