@@ -2,7 +2,8 @@
 // src/core and src/pricing are pure (no I/O, no framework, no clock), so they may not import
 // node built-ins, the web framework, the store or anything outside their own folders; and their
 // assertions build no message unless they fail. src/runtime owns its ports (the journal, the
-// chain) and imports no adapter, so that the composition root can plug in another store.
+// chain) and imports no adapter, and so does src/gateway/auth (the identity stores), so that the
+// composition root can plug in another store.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -19,6 +20,15 @@ const pureImportBan = {
 const runtimeImportBan = {
   patterns: [
     { group: ['**/adapters/**'], message: 'runtime/ owns its ports (journal-port.ts, chain-port.ts): adapters implement them, the composition root wires them' },
+  ],
+};
+
+// Sign-in, sessions and API keys reach their records through gateway/auth/identity-store.ts. The
+// rest of gateway/ still reads the history projections and the simulated chain from adapters/
+// (issue 31, the query surface), so the ban covers auth/ only until that seam exists.
+const identityImportBan = {
+  patterns: [
+    { group: ['**/adapters/**'], message: 'gateway/auth owns its ports (identity-store.ts): adapters implement them, the composition root wires them' },
   ],
 };
 
@@ -50,6 +60,13 @@ export default tseslint.config(
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', runtimeImportBan],
+    },
+  },
+  {
+    files: ['src/gateway/auth/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', identityImportBan],
     },
   },
   {

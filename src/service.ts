@@ -136,6 +136,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
     blockMs: settings.chainBlockMs,
   });
   const secret = settings.jwtSecret !== null ? Buffer.from(settings.jwtSecret) : authStore.secret(SESSION_SECRET, () => randomBytes(32));
+  // The gateway's identity ports (gateway/auth/identity-store.ts), chosen here: one SQLite store
+  // for nonces, session revocations and API keys, on this connection.
   const sessions = new Sessions(authStore, secret, settings.publicOrigin);
   const apiKeys = new ApiKeys(authStore);
   const siwe = new SiweVerifier(authStore, settings);

@@ -1,10 +1,16 @@
 /**
  * Identity records that live beside the exchange core rather than in it (docs/architecture.md,
- * "Identity"): SIWE nonces, API keys and revoked sessions. They move no money, so they are written
- * straight to SQLite (each write its own durable transaction) instead of through the sequencer.
+ * "Identity"): SIWE nonces, API keys and revoked sessions, the SQLite side of the gateway's ports
+ * (gateway/auth/identity-store.ts). They move no money, so they are written straight to SQLite
+ * (each write its own durable transaction) instead of through the sequencer. The service's own
+ * secrets (the session signing secret, the maker's key) are kept here too, for the composition
+ * root and the rotation tool; the gateway never reads them from the store.
  *
- * Secrets are never stored: an API key row holds the SHA-256 of the secret only.
+ * API key secrets are never stored: a key's row holds the SHA-256 of its secret only.
  */
+import type {
+  ApiKeyRecord, ApiKeyScope, ApiKeyStore, NonceRecord, NonceStore, SessionRevocations,
+} from '../../gateway/auth/identity-store.ts';
 import { migrate, type Db } from './database.ts';
 
 const MIGRATIONS = [
@@ -30,28 +36,6 @@ const MIGRATIONS = [
   },
 ];
 
-export interface NonceRecord {
-  readonly nonce: string;
-  readonly address: string;
-  readonly issuedAt: number;
-  readonly expiresAt: number;
-}
-
-export type ApiKeyScope = 'read' | 'trade';
-
-export interface ApiKeyRecord {
-  readonly id: string;
-  readonly address: string;
-  readonly name: string;
-  readonly scope: ApiKeyScope;
-  readonly allowedIps: readonly string[];
-  readonly secretHash: Buffer;
-  readonly expiresAt: number | null;
-  readonly createdAt: number;
-  lastUsedAt: number | null;
-  revokedAt: number | null;
-}
-
 interface ApiKeyRow {
   id: string;
   address: string;
@@ -68,7 +52,7 @@ interface ApiKeyRow {
 /** The `secrets` row holding the session signing secret when JWT_SECRET(_FILE) is not set. */
 export const SESSION_SECRET = 'jwt';
 
-export class AuthStore {
+export class AuthStore implements NonceStore, SessionRevocations, ApiKeyStore {
   private readonly s;
 
   constructor(private readonly db: Db) {

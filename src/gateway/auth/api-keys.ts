@@ -12,9 +12,9 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
-import type { ApiKeyRecord, ApiKeyScope, AuthStore } from '../../adapters/store/auth-store.ts';
 import { normaliseIp } from '../client-network.ts';
 import { apiError } from '../errors.ts';
+import type { ApiKeyRecord, ApiKeyScope, ApiKeyStore } from './identity-store.ts';
 
 export { normaliseIp };
 
@@ -57,7 +57,7 @@ export class ApiKeys {
   private readonly byId = new Map<string, KeyEntry>();
 
   constructor(
-    private readonly store: AuthStore,
+    private readonly store: ApiKeyStore,
     private readonly now: () => number = Date.now,
   ) {
     for (const record of store.loadApiKeys()) {

@@ -23,9 +23,9 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyRecord } from '../../adapters/store/auth-store.ts';
 import { ApiError, apiError } from '../errors.ts';
 import type { ApiKeys } from './api-keys.ts';
+import type { ApiKeyRecord } from './identity-store.ts';
 import type { Session, Sessions } from './sessions.ts';
 
 export type Access = 'public' | 'session' | 'read' | 'trade' | 'admin';

@@ -5,15 +5,16 @@
  * accepts tokens without exp unless told otherwise, research/stack.md 2.4).
  *
  * Logout revokes the token's id (jti) until the token would have expired anyway; revocations are
- * kept in SQLite and in memory, so a logged-out token is refused after a restart too, and `prune`
- * (the service calls it every minute) forgets those whose token has expired, in both.
+ * kept in the store (a port, identity-store.ts: SQLite by default) and in memory, so a logged-out
+ * token is refused after a restart too, and `prune` (the service calls it every minute) forgets
+ * those whose token has expired, in both.
  *
  * Verified tokens are cached (bounded) because jose's WebCrypto verify costs ~0.25 ms, which
  * would otherwise dominate authenticated request cost.
  */
 import { randomBytes } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
-import type { AuthStore } from '../../adapters/store/auth-store.ts';
+import type { SessionRevocations } from './identity-store.ts';
 
 export const SESSION_TTL_MS = 7 * 86_400_000;
 const AUDIENCE = 'exchange:session';
@@ -33,7 +34,7 @@ export class Sessions {
   private readonly revoked: Map<string, number>;
 
   constructor(
-    private readonly store: AuthStore,
+    private readonly store: SessionRevocations,
     private readonly secret: Uint8Array,
     private readonly issuer: string,
     private readonly now: () => number = Date.now,

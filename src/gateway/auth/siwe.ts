@@ -16,8 +16,8 @@
 import { randomInt } from 'node:crypto';
 import { getAddress, isAddress, recoverMessageAddress, type Hex } from 'viem';
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe';
-import type { AuthStore } from '../../adapters/store/auth-store.ts';
 import { apiError } from '../errors.ts';
+import type { NonceStore } from './identity-store.ts';
 
 export const NONCE_TTL_MS = 5 * 60_000;
 const MAX_MESSAGE_BYTES = 4096;
@@ -36,7 +36,7 @@ export class SiweVerifier {
   private readonly expectedScheme: string;
 
   constructor(
-    private readonly store: AuthStore,
+    private readonly store: NonceStore,
     private readonly settings: SiweSettings,
     private readonly now: () => number = Date.now,
   ) {
