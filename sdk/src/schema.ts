@@ -2011,6 +2011,11 @@ export interface paths {
          *     `to` is 400 VALIDATION_ERROR; a range over 90 days is 400 RANGE_TOO_LARGE; an unknown symbol is 404
          *     NOT_FOUND (errors use the HTTP status and the error envelope, not `s: "error"`). Without bars the
          *     answer is `{ s: "no_data", nextTime? }`.
+         *
+         *     `price` (additive, default `trade`) charts the mark or the index instead of the trades: one-minute
+         *     candles of every mark the service computes (each clock tick and each index input) with the same
+         *     resolutions, range rules and answer shape; `v` is "0" and a minute without a value (stale index) is
+         *     omitted. A spot pair's mark and index are its underlying's index.
          */
         get: {
             parameters: {
@@ -2025,6 +2030,8 @@ export interface paths {
                     to?: number;
                     /** @description UDF: at most this many newest bars up to `to`, up to 90 days back whatever `from` is */
                     countback?: number;
+                    /** @description which price the bars chart: `trade` (default) the trades, `mark` the mark price, `index` the index price (one-minute candles of every mark the service computes; `v` is "0"); for a spot pair `mark` and `index` are both its underlying's index */
+                    price?: "trade" | "mark" | "index";
                 };
                 header?: never;
                 path?: never;
@@ -2047,7 +2054,7 @@ export interface paths {
                             h: string[];
                             l: string[];
                             c: string[];
-                            /** @description base quantity traded */
+                            /** @description base quantity traded ("0" for mark and index bars) */
                             v: string[];
                         } | {
                             /** @enum {string} */
@@ -2827,7 +2834,7 @@ export interface paths {
                             h: string[];
                             l: string[];
                             c: string[];
-                            /** @description base quantity traded */
+                            /** @description base quantity traded ("0" for mark and index bars) */
                             v: string[];
                         } | {
                             /** @enum {string} */

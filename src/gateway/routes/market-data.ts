@@ -7,7 +7,11 @@
  *   days, 404 NOT_FOUND for an unknown symbol); `s: 'error'` is part of the documented UDF union
  *   but this server reports errors through HTTP status instead.
  *   UDF `countback` is accepted (newest N bars up to `to`); `from`/`to`/`countback` must be plain
- *   digits (the generic query conversion would turn "1.5" or "1e3" into numbers).
+ *   digits (the generic query conversion would turn "1.5" or "1e3" into numbers). `price` picks
+ *   the series: `trade` (default) the trade candles, `mark` or `index` the one-minute mark and index
+ *   candles the market history records from every mark the core computes (price-history.ts); their
+ *   volumes are "0". A spot pair's mark and index are its underlying's index, read from the
+ *   perpetual on that underlying (no_data without one).
  * - `GET /perps/market-stats`: mark, index, last trade (the newest on the public tape,
  *   trade-tape.ts), 24-hour change/high/low/volume (`volume24h` base, `volume24hUsd` quote), open
  *   interest and funding. A value without a fresh input is null (a stale index gives no mark, so
@@ -31,6 +35,7 @@ import {
   type MarketHistory,
   type Resolution,
 } from '../../adapters/store/projections/market-history.ts';
+import type { PriceSeries } from '../../adapters/store/projections/price-history.ts';
 import type { ClobMarket } from '../../core/clob/market.ts';
 import type { LinearMarket } from '../../core/linear/market.ts';
 import { divRound, formatFixedDigits, mul, type Fixed } from '../../core/money.ts';
@@ -54,6 +59,10 @@ const MAX_UNIX_SEC = 253_402_300_799; // 9999-12-31T23:59:59Z
 export const UnixSeconds = (description: string) =>
   Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_UNIX_SEC, description }));
 
+/** The series `GET /perps/ohlc` charts. */
+export const PRICE_SOURCES = ['trade', 'mark', 'index'] as const;
+export type PriceSource = (typeof PRICE_SOURCES)[number];
+
 const OhlcQuery = Type.Object(
   {
     symbol: Type.String({
@@ -71,6 +80,11 @@ const OhlcQuery = Type.Object(
       maximum: 10_000,
       description: 'UDF: at most this many newest bars up to `to`, up to 90 days back whatever `from` is',
     })),
+    price: Type.Optional(StringEnum(PRICE_SOURCES, {
+      description: 'which price the bars chart: `trade` (default) the trades, `mark` the mark price, `index` '
+        + 'the index price (one-minute candles of every mark the service computes; `v` is "0"); for a spot '
+        + 'pair `mark` and `index` are both its underlying\'s index',
+    })),
   },
   { additionalProperties: false },
 );
@@ -84,16 +98,16 @@ const CandlesOk = Type.Object(
     h: Prices,
     l: Prices,
     c: Prices,
-    v: Type.Array(Type.String(), { description: 'base quantity traded' }),
+    v: Type.Array(Type.String(), { description: 'base quantity traded ("0" for mark and index bars)' }),
   },
-  { description: 'Bars with at least one trade; empty buckets are omitted' },
+  { description: 'Bars with at least one trade (or mark or index value); empty buckets are omitted' },
 );
 const CandlesNoData = Type.Object(
   {
     s: Type.Literal('no_data'),
     nextTime: Type.Optional(Type.Integer({ description: 'start (Unix s) of the newest bar before `from`' })),
   },
-  { description: 'No trades in the range' },
+  { description: 'No trades (or mark or index values) in the range' },
 );
 const CandlesError = Type.Object(
   { s: Type.Literal('error'), errmsg: Type.String() },
@@ -148,7 +162,12 @@ bars at UTC midnight) and the bars whose start lies in [from, to] are returned; 
 are omitted. \`to\` defaults to now, \`from\` to \`to\` minus 300 bars (at most 90 days). \`from\` >
 \`to\` is 400 VALIDATION_ERROR; a range over 90 days is 400 RANGE_TOO_LARGE; an unknown symbol is 404
 NOT_FOUND (errors use the HTTP status and the error envelope, not \`s: "error"\`). Without bars the
-answer is \`{ s: "no_data", nextTime? }\`.`;
+answer is \`{ s: "no_data", nextTime? }\`.
+
+\`price\` (additive, default \`trade\`) charts the mark or the index instead of the trades: one-minute
+candles of every mark the service computes (each clock tick and each index input) with the same
+resolutions, range rules and answer shape; \`v\` is "0" and a minute without a value (stale index) is
+omitted. A spot pair's mark and index are its underlying's index.`;
 
 const STATS_DESCRIPTION = `24-hour figures (change, high, low, volume24h in base units, volume24hUsd in
 USDC) come from the one-minute candles that started within the last 24 h, which the same durable fills
@@ -193,9 +212,13 @@ export function marketDataRoutes(
     },
     preValidation: plainDigits,
   }, async (req) => {
-    const { market } = find(req.query.symbol);
     const q = req.query;
-    return udfHistory(ctx, market.spec.id, q.resolution ?? '15', q.from, q.to, q.countback);
+    const source = priceRows(ctx, find(q.symbol), q.price ?? 'trade');
+    if (source === null) {
+      candleRange(q.resolution ?? '15', q.from, q.to, Math.floor(ctx.now() / 1000)); // the range rules still apply
+      return { s: 'no_data' as const };
+    }
+    return udfHistory(ctx, source.marketId, q.resolution ?? '15', q.from, q.to, q.countback, source.series);
   });
 
   app.get('/perps/market-stats', {
@@ -221,6 +244,26 @@ export function marketDataRoutes(
 }
 
 /**
+ * Where the bars of `price` for a market are kept: its own trade, mark or index rows; for a spot
+ * pair's mark or index, the index rows of the perpetual on its underlying (null without one).
+ */
+function priceRows(
+  ctx: GatewayContext,
+  found: DataMarket,
+  price: PriceSource,
+): { marketId: string; series: 'trade' | PriceSeries } | null {
+  if (price === 'trade' || found.kind === 'linear') return { marketId: found.market.spec.id, series: price };
+  const underlying = found.market.spec.underlying;
+  let fallback: string | null = null;
+  for (const m of ctx.exchange.linear.markets.values()) {
+    if (m.spec.underlying !== underlying) continue;
+    if (m.spec.expiry === null) return { marketId: m.spec.id, series: 'index' };
+    fallback ??= m.spec.id;
+  }
+  return fallback === null ? null : { marketId: fallback, series: 'index' };
+}
+
+/**
  * UDF history of a market: the bars whose start lies in [from, to] (Unix seconds, `to` included;
  * /udf/history passes its exclusive `to` minus one). UDF: countback takes precedence over `from`
  * (a TradingView daily chart asks for 300+ days with a countback); the newest bars are then served
@@ -233,13 +276,14 @@ export async function udfHistory(
   fromSec: number | undefined,
   toSec: number | undefined,
   countback: number | undefined,
+  series: 'trade' | PriceSeries = 'trade',
 ) {
   const range = candleRange(resolution, countback === undefined ? fromSec : undefined, toSec, Math.floor(ctx.now() / 1000));
   const from = countback === undefined ? range.from : range.to - MAX_CANDLE_RANGE_SEC;
   const history = (await histories(ctx)).market;
-  const bars = history.candles(marketId, resolution, Math.max(0, from), range.to, countback);
+  const bars = history.candles(marketId, resolution, Math.max(0, from), range.to, countback, series);
   if (bars.length === 0) {
-    const nextTime = history.lastBarBefore(marketId, Math.max(0, from), resolution);
+    const nextTime = history.lastBarBefore(marketId, Math.max(0, from), resolution, series);
     return nextTime === null ? { s: 'no_data' as const } : { s: 'no_data' as const, nextTime };
   }
   return {

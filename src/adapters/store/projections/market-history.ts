@@ -1,8 +1,10 @@
 /**
  * Market history: one-minute candles of every linear market, written from `fill` events inside
  * the journal transaction, and the reads behind `GET /perps/ohlc` and the 24-hour part of
- * `GET /perps/market-stats`; and, in `dvol` (dvol-history.ts), the one-minute DVOL candles of each
- * underlying written from `board` events, behind `GET /markets/dvol/history`.
+ * `GET /perps/market-stats`; in `dvol` (dvol-history.ts), the one-minute DVOL candles of each
+ * underlying written from `board` events, behind `GET /markets/dvol/history`; and in `prices`
+ * (price-history.ts), the one-minute mark and index candles of each linear market written from
+ * `mark` events, behind `GET /perps/ohlc?price=mark|index` (aggregated here like the trades).
  *
  * Storage: `candles_1m` keyed by (market, minute start in Unix seconds). Prices and volumes are
  * exact decimal TEXT (formatDecimal), never REAL; every sum and comparison is done with bigint in
@@ -29,6 +31,7 @@ import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
 import { storedDecimal } from '../stored-decimal.ts';
 import { DVOL_MIGRATIONS, DvolHistory } from './dvol-history.ts';
+import { PRICE_MIGRATIONS, PriceHistory, type PriceSeries } from './price-history.ts';
 
 const MIGRATIONS = [
   {
@@ -182,26 +185,34 @@ class BarBuilder {
 }
 
 export class MarketHistory implements Projector {
-  readonly migrations = [...MIGRATIONS, ...DVOL_MIGRATIONS];
-  readonly consumes = ['fill', 'board'] as const;
+  readonly migrations = [...MIGRATIONS, ...DVOL_MIGRATIONS, ...PRICE_MIGRATIONS];
+  readonly consumes = ['fill', 'board', 'mark'] as const;
   /** The DVOL candles of each underlying. */
   readonly dvol: DvolHistory;
+  /** The mark and index candles of each linear market. */
+  readonly prices: PriceHistory;
   private stmts: ReturnType<MarketHistory['prepare']> | null = null;
 
   constructor(private readonly db: Db) {
     this.dvol = new DvolHistory(db);
+    this.prices = new PriceHistory(db);
   }
 
   project(event: ExchangeEvent): void {
     if (event.type === 'fill') this.record(event.fill);
+    else if (event.type === 'mark') this.prices.record(event.marketId, event.at, event.markPrice, event.indexPrice);
     else if (event.type === 'board' && event.dvol !== null) this.dvol.record(event.underlying, event.at, event.dvol);
   }
 
   /**
    * Bars of `resolution` whose start lies in [fromSec, toSec], oldest first. With `limit`, only
    * the newest `limit` of them (rows are read newest first, so older rows are not touched).
+   * `series` picks the trades (default) or the mark or index candles (their `v` is "0", `n` 0).
    */
-  candles(marketId: string, resolution: Resolution, fromSec: number, toSec: number, limit?: number): Bar[] {
+  candles(
+    marketId: string, resolution: Resolution, fromSec: number, toSec: number, limit?: number,
+    series: 'trade' | PriceSeries = 'trade',
+  ): Bar[] {
     const s = (this.stmts ??= this.prepare());
     const size = RESOLUTION_SECONDS[resolution];
     const first = Math.ceil(fromSec / size) * size;
@@ -209,24 +220,28 @@ export class MarketHistory implements Projector {
     if (first >= end || limit === 0) return [];
     const newestFirst = limit !== undefined;
     const builder = new BarBuilder(size, newestFirst);
-    const stmt = newestFirst ? s.barsDesc : s.bars;
-    for (const row of stmt.iterate(marketId, first, end) as Iterable<RawBarRow>) {
+    const rows = series === 'trade'
+      ? (newestFirst ? s.barsDesc : s.bars).iterate(marketId, first, end) as Iterable<RawBarRow>
+      : this.prices.rows(marketId, series, first, end, newestFirst);
+    for (const row of rows) {
       if (!builder.add(row, limit ?? Number.POSITIVE_INFINITY)) break;
     }
     return builder.result();
   }
 
   /**
-   * Start (Unix seconds) of the newest `resolution` bucket that has trades and starts before
-   * `sec`, or null. UDF `nextTime` for a request with no bars.
+   * Start (Unix seconds) of the newest `resolution` bucket that has trades (or, with `series`, a
+   * mark or index) and starts before `sec`, or null. UDF `nextTime` for a request with no bars.
    */
-  lastBarBefore(marketId: string, sec: number, resolution: Resolution = '1'): number | null {
+  lastBarBefore(marketId: string, sec: number, resolution: Resolution = '1', series: 'trade' | PriceSeries = 'trade'): number | null {
     const s = (this.stmts ??= this.prepare());
     const size = RESOLUTION_SECONDS[resolution];
     // Every minute before this bound belongs to a bucket that starts before `sec`.
     const bound = Math.ceil(sec / size) * size;
-    const row = s.before.get(marketId, bound) as { t: number } | undefined;
-    return row === undefined ? null : Math.floor(row.t / size) * size;
+    const t = series === 'trade'
+      ? (s.before.get(marketId, bound) as { t: number } | undefined)?.t ?? null
+      : this.prices.lastMinuteBefore(marketId, series, bound);
+    return t === null ? null : Math.floor(t / size) * size;
   }
 
   /** Open, high, low, last and volumes of the minute candles started after nowMs - 24 h. */
@@ -269,6 +284,7 @@ export class MarketHistory implements Projector {
 
   endBatch(): void {
     this.dvol.endBatch();
+    this.prices.endBatch();
     if (this.pending.size === 0) return;
     const s = (this.stmts ??= this.prepare());
     for (const { marketId, candle: c } of this.pending.values()) {
