@@ -3113,7 +3113,9 @@ export interface paths {
          *     and a conditional order from its parent's placement, before the fill that creates it, and an ioc, fok or market order
          *     without exits passes at a limit, so a position can always be closed), duplicate clientOrderId (409 DUPLICATE_CLIENT_ORDER_ID: a retry never trades
          *     twice), reduce-only feasibility (422 REDUCE_ONLY_REJECTED), the position's bankruptcy price (422
-         *     INSUFFICIENT_MARGIN: a resting order that would reduce a position may not be priced past it), margin gate (422
+         *     INSUFFICIENT_MARGIN: a resting order that would reduce a position may not be priced past it), an isolated order's
+         *     leverage (400 VALIDATION_ERROR above the margin tier's maximum for its notional; on a cross order or below 1, with
+         *     the schema checks), margin gate (422
          *     INSUFFICIENT_MARGIN; an isolated order is also funded from cross cash, never from unrealised profit alone), post-only
          *     (422 POST_ONLY_WOULD_CROSS), fill-or-kill (422 FOK_NOT_FILLED), immediate-or-cancel liquidity (422 NO_LIQUIDITY).
          *
@@ -3200,6 +3202,8 @@ export interface paths {
                         stopLossPrice?: string;
                         /** @enum {string} */
                         selfTradePrevention?: "cancel_maker" | "cancel_taker" | "cancel_both";
+                        /** @description isolated orders only (400 for a cross order: a cross position draws on the whole account's equity): 1 up to the margin tier's maximum leverage for the order's notional (400 above it), a whole number or a decimal string of at most 2 places. The isolated margin posted for the order's fills is notional / leverage, never less than the tier's initial margin, and the margin gate reserves that while the order rests. Without it, the tier's initial margin (the market's maximum leverage). */
+                        leverage?: number | string;
                     };
                 };
             };
@@ -3471,6 +3475,8 @@ export interface paths {
                         stopLossPrice?: string;
                         /** @enum {string} */
                         selfTradePrevention?: "cancel_maker" | "cancel_taker" | "cancel_both";
+                        /** @description isolated orders only (400 for a cross order: a cross position draws on the whole account's equity): 1 up to the margin tier's maximum leverage for the order's notional (400 above it), a whole number or a decimal string of at most 2 places. The isolated margin posted for the order's fills is notional / leverage, never less than the tier's initial margin, and the margin gate reserves that while the order rests. Without it, the tier's initial margin (the market's maximum leverage). */
+                        leverage?: number | string;
                     };
                 };
             };

@@ -8,7 +8,8 @@ import type { SelfTradePrevention } from '../core/book/order-book.ts';
 import type { OrderRequest } from '../core/linear/order.ts';
 import type { MarketSpec } from '../core/markets.ts';
 import type { MarginMode, OrderType, SideName, TimeInForce } from '../core/records.ts';
-import { checkDecimalFormat, parsePrice, parseSize } from './decimals.ts';
+import type { Fixed } from '../core/money.ts';
+import { checkDecimalFormat, parseAmount, parsePrice, parseSize } from './decimals.ts';
 import { apiError } from './errors.ts';
 
 export interface OrderBodyFields {
@@ -25,6 +26,8 @@ export interface OrderBodyFields {
   readonly takeProfitPrice?: string;
   readonly stopLossPrice?: string;
   readonly selfTradePrevention?: SelfTradePrevention;
+  /** An isolated order's leverage: a whole number or a decimal string (at most 2 places). */
+  readonly leverage?: number | string;
 }
 
 const DECIMAL_FIELDS = ['quantity', 'price', 'stopPrice', 'takeProfitPrice', 'stopLossPrice'] as const;
@@ -64,5 +67,15 @@ export function orderRequest(body: OrderBodyFields, spec: MarketSpec, quoteId: s
     stopLossPrice: optionalPrice(body.stopLossPrice, 'stopLossPrice'),
     selfTradePrevention: body.selfTradePrevention ?? 'cancel_maker',
     quoteId,
+    // Only when given: a request without it keeps the journal's compact shape of every older request.
+    ...(body.leverage === undefined ? {} : { leverage: parseLeverage(body.leverage) }),
   };
+}
+
+/** A leverage as the core takes it: fixed-point, positive, at most 2 decimal places (the core bounds it). */
+function parseLeverage(value: number | string): Fixed {
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) {
+    throw apiError('VALIDATION_ERROR', 'leverage must be a whole number or a decimal string such as "2.5"');
+  }
+  return parseAmount(String(value), 'leverage', 2);
 }

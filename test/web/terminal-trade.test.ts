@@ -5,11 +5,12 @@
  * with the page's own key: the wallet screen's test covers that transfer through the UI), the
  * trader places a resting limit order with the keyboard after the API's preview, amends it (the
  * same order id, POST /perps/orders/{id}/modify; a refused amend is reported and changes nothing) and
- * cancels it, opens a position with a market order whose preview estimated the liquidation price GET
- * /perps/positions then gives, sees its entry, mark, unrealised PnL and that price, then closes it.
+ * cancels it, opens an isolated 5x position (the ticket's leverage select) with a market order whose
+ * preview estimated the liquidation price GET /perps/positions then gives, sees its entry, mark,
+ * unrealised PnL and that price, then closes it.
  * The index is pushed (FEED=push) and held, so the mark and the maker's quotes stand still between
  * the preview and the fill. Screenshots: test-artifacts/web/trade.png (1280x800, a position and an
- * open order) and trade-narrow.png (420 px wide).
+ * open order), trade-leverage.png (the isolated ticket at 5x) and trade-narrow.png (420 px wide).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,10 +53,11 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
    * Fills the ticket and sends it with Enter (the ticket is a form), once the preview approves it;
    * returns the liquidation price the preview estimated, as the ticket shows it.
    */
-  async function placeOrder(side: 'Buy / Long' | 'Sell / Short', type: 'Limit' | 'Market', quantity: string, price?: string, margin = 'cross'): Promise<string> {
+  async function placeOrder(side: 'Buy / Long' | 'Sell / Short', type: 'Limit' | 'Market', quantity: string, price?: string, margin = 'cross', leverage?: string): Promise<string> {
     await ticket().getByRole('button', { name: side, exact: true }).click();
     await ticket().getByRole('button', { name: type, exact: true }).click();
     await ticket().getByLabel('Margin').selectOption(margin);
+    if (margin === 'isolated') await ticket().getByLabel('Leverage').selectOption(leverage ?? '');
     if (price !== undefined) await ticket().getByLabel(/^Price/).fill(price);
     const size = ticket().getByLabel(/^Size/);
     await size.fill(quantity);
@@ -136,13 +138,16 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
     assert.deepEqual(await trader.get('/perps/orders/open'), []);
   });
 
-  test('an isolated market order: the preview\'s liquidation price is the one its position then shows', async () => {
-    const estimated = await placeOrder('Buy / Long', 'Market', '0.05', undefined, 'isolated');
+  test('an isolated market order at 5x: the preview\'s liquidation price is the one its position then shows', async () => {
+    const estimated = await placeOrder('Buy / Long', 'Market', '0.05', undefined, 'isolated', '5');
     assert.match(estimated, /^\d{2},\d{3}(\.\d)?$/, 'the preview estimates a liquidation price');
     const position = page.getByTestId('position-row').filter({ hasText: MARKET });
     await position.waitFor({ timeout: 10_000 });
     const [opened] = await trader.get('/perps/positions', { query: { marketId: MARKET } });
     assert.equal(num(opened?.liquidationPrice), estimated, 'GET /perps/positions gives the estimated liquidation price');
+    // 5x: the isolated margin is the fill's notional / 5 (the maker's ask is within a few ticks of the mark).
+    assert.ok(Math.abs(Number(opened?.leverage) - 5) < 0.1, `leverage ${opened?.leverage}`);
+    assert.ok(Number(opened?.liquidationPrice) > Number(opened?.entryPrice) * 0.8, 'a 5x long is liquidated within 20 % of its entry');
     for (const id of ['position-entry', 'position-mark', 'position-upnl', 'position-liq']) {
       assert.match(await position.getByTestId(id).innerText(), /\d/, `${id} is shown`);
     }
@@ -151,6 +156,9 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
       return num(p?.liquidationPrice);
     });
     await page.getByTestId('trades-tape').locator('tbody tr').first().waitFor({ timeout: 10_000 });
+    assert.equal(await ticket().getByLabel('Leverage').inputValue(), '5', 'the ticket keeps the chosen leverage');
+    await dismissNotices(page);
+    await screenshot(page, 'trade-leverage');
 
     await placeOrder('Sell / Short', 'Limit', '0.01', farAsk);
     await orderRows().filter({ hasText: num(farAsk) }).waitFor({ timeout: 10_000 });

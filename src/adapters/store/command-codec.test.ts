@@ -2,7 +2,7 @@
  * The journal's compact command encoding: any command-shaped value (and any realistic command of
  * every type) decodes to a deep-equal value, bigints exact, null, undefined and absent kept apart,
  * key order kept; the market maker's quotes take a small fraction of their JSON; records written
- * in format 1, 2 or 3 decode the same for ever (the dictionary is append-only); and a malformed record or
+ * in format 1, 2, 3 or 4 decode the same for ever (the dictionary is append-only); and a malformed record or
  * a value that is not plain data is refused rather than misread.
  */
 import assert from 'node:assert/strict';
@@ -152,6 +152,27 @@ test('records of format 3 (the perp amend) decode the same for ever, and older f
   const command = { type: 'perp.modify', account: a, orderId: 4711, price: 97079560000000000000000n, quantity: null };
   assert.deepStrictEqual(decodeCommand(Buffer.from(hex, 'hex')), command);
   if (CURRENT_FORMAT.byte === 3) assert.equal(encodeCommand(command).toString('hex'), hex);
+});
+
+test('records of format 4 (an isolated order\'s leverage) decode the same for ever', () => {
+  const f = FORMATS[4]!;
+  assert.equal(f.strings.length, 108);
+  assert.equal(f.shapes.length, 33);
+  assert.deepStrictEqual(f.strings.slice(0, 107), FORMATS[3]!.strings, 'format 4 only appends to format 3');
+  assert.deepStrictEqual(f.shapes.slice(0, 32), FORMATS[3]!.shapes, 'format 4 only appends to format 3');
+  const fingerprint = createHash('sha256').update(JSON.stringify([f.strings, f.shapes])).digest('hex');
+  assert.equal(fingerprint, '3778022135cab886b97fea3feb7e311130d19953b9b8aa1719cfddaf37324625', 'an entry of format 4 was edited, moved or removed');
+  const a = `0x${'5c7d'.repeat(10)}`;
+  const hex = '0421ba0c145c7d5c7d5c7d5c7d5c7d5c7d5c7d5c7d5c7d5c7d1220de40c8070e2a0710b4c3d004ca0202ce00000000cf00071205';
+  const command = {
+    type: 'perp.place', account: a, request: {
+      marketId: 'BTC-PERP', side: 0, type: 'limit', quantity: 4200000000000000n, price: 97079560000000000000000n, timeInForce: 'gtc',
+      postOnly: false, reduceOnly: false, marginMode: 'isolated', clientOrderId: null, stopPrice: null, takeProfitPrice: null,
+      stopLossPrice: null, selfTradePrevention: 'cancel_maker', quoteId: null, leverage: 5000000000000000000n,
+    },
+  };
+  assert.deepStrictEqual(decodeCommand(Buffer.from(hex, 'hex')), command);
+  if (CURRENT_FORMAT.byte === 4) assert.equal(encodeCommand(command).toString('hex'), hex);
 });
 
 test('a record from a newer build, a truncated record or trailing bytes are refused, not misread', () => {

@@ -115,7 +115,10 @@ export function commandOfEachType(r: Random): Command[] {
     { type: 'index.publish', underlying: pick(r, ['BTC', 'ETH']), price: fixed(9_700_000 + int(r, 10_000), 2), sourceTs: T0 },
     { type: 'prices.observe', underlying: pick(r, ['BTC', 'ETH']), observations },
     { type: 'clock.tick' },
-    { type: 'perp.place', account, request: orderRequest(r, perpMarket(r)) },
+    {
+      type: 'perp.place', account,
+      request: r() < 0.3 ? { ...orderRequest(r, perpMarket(r), { marginMode: 'isolated' }), leverage: fixed(10 + int(r, 490), 1) } : orderRequest(r, perpMarket(r)),
+    },
     { type: 'perp.cancel', account, orderId: 1 + int(r, 10_000_000) },
     { type: 'perp.cancel_all', account, filter: r() < 0.5 ? {} : { marketId: perpMarket(r), marginMode: 'cross' } },
     r() < 0.5 ? perpQuoteLadder(r) : {

@@ -39,6 +39,8 @@ export const STRINGS: readonly string[] = [
   'orders.cancel_all_after', 'orders.cancel_all', 'timeoutMs',
   // Format 3: the perp amend (its shape is the CLOB amend's).
   'perp.modify',
+  // Format 4: an isolated order's chosen leverage.
+  'leverage',
 ];
 
 /** Object key lists, in the order their builders write them. Append only. */
@@ -78,6 +80,9 @@ export const SHAPES: readonly (readonly string[])[] = [
   // Format 2.
   ['type', 'account', 'timeoutMs'],
   ['type', 'account'],
+  // Format 4: an order request with a leverage (the gateway appends it only when given).
+  ['marketId', 'side', 'type', 'quantity', 'price', 'timeInForce', 'postOnly', 'reduceOnly', 'marginMode',
+    'clientOrderId', 'stopPrice', 'takeProfitPrice', 'stopLossPrice', 'selfTradePrevention', 'quoteId', 'leverage'],
 ];
 
 /** What a format may refer to: the first `strings` of STRINGS and the first `shapes` of SHAPES. */
@@ -93,7 +98,7 @@ const format = (byte: number, strings: number, shapes: number): Format => {
 };
 
 /** Every format ever written, by its byte (index 0 unused: a record never starts with 0). */
-export const FORMATS: readonly (Format | undefined)[] = [undefined, format(1, 103, 30), format(2, 106, 32), format(3, 107, 32)];
+export const FORMATS: readonly (Format | undefined)[] = [undefined, format(1, 103, 30), format(2, 106, 32), format(3, 107, 32), format(4, 108, 33)];
 
 /** The format new records are written in: the newest. */
 export const CURRENT_FORMAT: Format = FORMATS[FORMATS.length - 1]!;

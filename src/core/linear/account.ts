@@ -27,6 +27,8 @@ export class OrderTotals {
   buyNotional: Fixed = 0n;
   sellLots = 0;
   sellNotional: Fixed = 0n;
+  /** What the isolated orders among them that chose a leverage hold beyond the tiers' margin (margin.ts leverageSurcharge). */
+  leverageSurcharge: Fixed = 0n;
   /** Cached margin of these orders (margin.ts ordersMargin), valid for `cachedVersion`. */
   cachedIM: Fixed = 0n;
   /** The market's mark version the cache was computed at; -1 when the totals changed since. */

@@ -4,7 +4,8 @@
  *   request shape → market and its state → tick / step / size range → price ceiling (markets.ts
  *   maxPrice) → mark available (else only reduce-only) → price band → open-order limits →
  *   duplicate client id → reduce-only feasibility → the bankruptcy bound of a reducing order →
- *   margin gate → post-only → fill-or-kill → immediate-or-cancel liquidity.
+ *   an isolated order's leverage within its tier → margin gate → post-only → fill-or-kill →
+ *   immediate-or-cancel liquidity. (A leverage on a cross order or below 1 is a shape error.)
  * The same function serves the live order and `POST /perps/orders/preview`, so a preview always
  * agrees with what the live order then does (at the same state and time).
  */
@@ -14,7 +15,7 @@ import { formatDecimal, SCALE, type Fixed } from '../money.ts';
 import type { FeeRole } from '../risk/fees.ts';
 import { exitsDeclared, type LinearAccount } from './account.ts';
 import {
-  cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, freeCollateral, isolatedInitial, ordersMargin,
+  cachedOrdersMargin, closeBoundTicks, closingNotional, crossCashOf, freeCollateral, leveragedOpening, leverageSurcharge, ordersMargin,
   heldOnSide, reduceOnlyOpenLoss, reduces, riskMark,
 } from './margin.ts';
 import type { LinearMarket } from './market.ts';
@@ -184,12 +185,19 @@ function runChecks(market: LinearMarket, r: OrderRequest, c: CheckContext, slot:
   // it fires (a stop-market always does). Either way its fee reserve is the taker's.
   const takes = !r.postOnly && (immediate || trigger !== null || market.book.wouldCross(r.side, priceTicks));
   const notional = immediate ? (sweep?.notional ?? estimate(market, lots, mark)) : units.notional(priceTicks, lots);
+  if (r.leverage !== undefined) {
+    const most = market.margin.maxLeverage(notional);
+    if (r.leverage > BigInt(most) * SCALE) {
+      return reject('VALIDATION_ERROR', `leverage may not exceed ${most}x for an order of ${formatDecimal(notional)} USDC (the margin tier's maximum)`);
+    }
+  }
   const feeRole: FeeRole = takes ? 'taker' : 'maker';
   const feeBps = c.feeRate(feeRole);
   const estFee = c.fee(notional, feeBps);
   // An immediate order's unfillable rest is cancelled: it needs margin only for what it can take.
   const takenLots = sweep !== null && sweep.lots < lots ? sweep.lots : lots;
   let marginRequired = r.reduceOnly ? 0n : marginDelta(market, r, c, takenLots, notional, mark ?? 0n);
+  if (!r.reduceOnly && r.leverage !== undefined) marginRequired += leverageSurcharge(market, notional, r.leverage);
   if (!r.reduceOnly && mark !== null) {
     const flip = isolatedFlipShortfall(r, position, takenLots, mark);
     if (flip > marginRequired) marginRequired = flip;
@@ -221,6 +229,10 @@ function checkShape(r: OrderRequest): Rejection | null {
   if (r.postOnly && (r.type !== 'limit' || r.timeInForce !== 'gtc')) {
     return reject('VALIDATION_ERROR', 'postOnly applies only to gtc limit orders');
   }
+  if (r.leverage !== undefined && r.marginMode !== 'isolated') {
+    return reject('VALIDATION_ERROR', 'leverage applies to isolated orders only: a cross position draws on the whole account\'s equity, so its leverage follows from the account, not the order');
+  }
+  if (r.leverage !== undefined && r.leverage < SCALE) return reject('VALIDATION_ERROR', 'leverage must be at least 1');
   if (r.reduceOnly && (r.takeProfitPrice !== null || r.stopLossPrice !== null)) {
     return reject('VALIDATION_ERROR', 'takeProfitPrice/stopLossPrice attach to orders that open a position, not to reduce-only orders');
   }
@@ -337,7 +349,8 @@ function isolatedFlipShortfall(r: OrderRequest, position: Position | undefined, 
   if ((position.size > 0) === (r.side === BUY) || lots <= Math.abs(position.size)) return 0n;
   const equity = position.isolatedMargin + position.unrealized(mark);
   const released = equity > 0n ? equity : 0n;
-  return isolatedInitial(position.market, lots - Math.abs(position.size), mark) - released;
+  const opened = lots - Math.abs(position.size);
+  return leveragedOpening(position.market, 0, opened, mark, r.leverage) - released;
 }
 
 /** Reused scratch sums: one order added to a (market, mode)'s resting totals. */

@@ -25,14 +25,14 @@ import type { IndexBoard } from '../prices/index-board.ts';
 import type { FillRecord, FillSide, MarginMode, OrderRecord, OrderStatus, PositionRecord } from '../records.ts';
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import { crossedLadder } from '../quote-ladder.ts';
-import { exitsDeclared, LinearAccount } from './account.ts';
+import { exitsDeclared, LinearAccount, type OrderTotals } from './account.ts';
 import { shrinkInPlace } from './amend.ts';
 import { LinearCash } from './cash.ts';
 import { fillsWithin, MakerChecks, reducedOnly } from './maker-checks.ts';
 import { checkOrder, evaluateOrder, type CheckContext, type LinearLimits, type OrderPlan } from './checks.ts';
 import { FUND_ACCOUNT } from './lifecycle.ts';
 import {
-  accountRisk, isolatedOpening, marginAudit, openLossAt, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText,
+  accountRisk, leveragedOpening, leverageSurcharge, marginAudit, openLossAt, reduceOnlyOpenLoss, reduceOnlySums, reduceOnlySumsText,
   reduces, riskMark,
 } from './margin.ts';
 import { LinearMarket, MARK_SETTINGS } from './market.ts';
@@ -115,6 +115,8 @@ export class LinearEngine implements MatchSink {
   private takerBps: Fixed = 0n;
   /** Lots the last movePosition opened or added (its fill's lots less those it closed). */
   private openedLots = 0;
+  /** The leverage of the order whose fill movePosition applies (undefined: the tiers', and outside a book fill). */
+  private fillLeverage: Fixed | undefined = undefined;
   /** Orders and positions the current command changed: one snapshot each at `flush`. */
   private readonly changes = new CommandChanges<LinearOrder, Position>({
     orderRecord,
@@ -231,7 +233,7 @@ export class LinearEngine implements MatchSink {
         fee = this.deps.fees.fee(market.units.notional(priceTicks!, lots), plan.feeBps);
       }
     }
-    const fill = { side: r.side, lots, priceTicks: priceTicks ?? 0, fee: lots === 0 ? 0n : fee };
+    const fill = { side: r.side, lots, priceTicks: priceTicks ?? 0, fee: lots === 0 ? 0n : fee, leverage: r.leverage };
     return estimateAfterFill(account, this.balance(account.id), market, r.marginMode, fill, mark, this.deps.settlementDecimals, now);
   }
 
@@ -553,6 +555,14 @@ export class LinearEngine implements MatchSink {
     }
     t.invalidate();
     order.reservedLots = lots;
+    if (order.request.leverage !== undefined) this.setSurcharge(order, t, notional);
+  }
+
+  /** Keeps an order's share of its totals' leverage surcharge equal to what its reserved lots ask. */
+  private setSurcharge(order: LinearOrder, t: OrderTotals, notional: Fixed): void {
+    const surcharge = leverageSurcharge(order.market, notional, order.request.leverage);
+    t.leverageSurcharge += surcharge - order.reservedSurcharge;
+    order.reservedSurcharge = surcharge;
   }
 
   private unreserve(order: LinearOrder, lots: number): void {
@@ -569,6 +579,7 @@ export class LinearEngine implements MatchSink {
     }
     t.invalidate();
     order.reservedLots -= take;
+    if (order.request.leverage !== undefined) this.setSurcharge(order, t, order.market.units.notional(order.priceTicks, order.reservedLots));
   }
 
   /** Ends a live order: out of the book and the trigger set, totals released, id retained. */
@@ -652,7 +663,9 @@ export class LinearEngine implements MatchSink {
       if (isolated !== undefined && reducedOnly(isolated.size, signed)) this.chargeIsolated(isolated, fee);
       else if (fee > 0n) openingFee = fee;
     }
+    this.fillLeverage = order.request.leverage;
     const realized = this.movePosition(order.owner, order.market, mode, signed, priceTicks);
+    this.fillLeverage = undefined;
     if (openingFee > 0n) this.cash.openingCharge(this.account(order.owner).position(order.market, mode)!, openingFee);
     this.deps.volumes.record(order.owner, notional, now);
     return {
@@ -720,7 +733,7 @@ export class LinearEngine implements MatchSink {
     if (openedLots > 0) {
       const price = p.market.units.price(priceTicks);
       const heldLots = closedLots > 0 ? 0 : Math.abs(before); // a flip opens from nothing
-      const initial = isolatedOpening(p.market, heldLots, openedLots, price) + openLossAtMark(p, openedLots, price);
+      const initial = leveragedOpening(p.market, heldLots, openedLots, price, this.fillLeverage) + openLossAtMark(p, openedLots, price);
       p.isolatedMargin += initial;
       this.cash.openingCharge(p, initial);
     }

@@ -19,7 +19,7 @@ import { roundTo, type Fixed } from '../money.ts';
 import type { FeeRole, FeeSchedule, VolumeTracker } from '../risk/fees.ts';
 import type { LinearAccount } from './account.ts';
 import {
-  closeBoundTicks, closingNotional, crossPool, fillLossAt, isolatedOpening, notionalAt, openLossAt, ownReduceOnlyLoss,
+  closeBoundTicks, closingNotional, crossPool, fillLossAt, leveragedOpening, notionalAt, openLossAt, ownReduceOnlyLoss,
   heldOnSide, reduceOnlyOpenLoss, reduces, riskMark, type Realisable,
 } from './margin.ts';
 import type { LinearMarket } from './market.ts';
@@ -96,7 +96,7 @@ export class MakerChecks {
     if (mode === 'cross') return equity >= cost;
     const available = pool.available - spent;
     const moved = cost < available ? cost : available;
-    const margin = isolatedOpening(maker.market, held, opening, maker.market.units.price(maker.priceTicks));
+    const margin = leveragedOpening(maker.market, held, opening, maker.market.units.price(maker.priceTicks), maker.request.leverage);
     return moved <= equity && moved >= cost - margin;
   }
 
@@ -140,7 +140,7 @@ export class MakerChecks {
     if (maker.request.marginMode === 'cross') return fillLossAt(maker, lots, mark) + fee;
     const market = maker.market;
     const price = market.units.price(maker.priceTicks);
-    return isolatedOpening(market, heldLots, lots, price) + openLossAt(market, maker.side === BUY, price, lots, mark) + fee;
+    return leveragedOpening(market, heldLots, lots, price, maker.request.leverage) + openLossAt(market, maker.side === BUY, price, lots, mark) + fee;
   }
 
   /**

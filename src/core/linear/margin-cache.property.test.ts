@@ -3,7 +3,7 @@
  * margin computed from them (reused while nothing it depends on changes, and taken from the
  * gate's own probe when an order then rests in full). Random streams of orders of every kind —
  * resting, crossing, ioc and market orders that find no liquidity and are rejected after the gate,
- * orders the gate refuses, reduce-only, isolated, previews, cancels, amends (accepted, crossing or
+ * orders the gate refuses, reduce-only, isolated (some with a chosen leverage), previews, cancels, amends (accepted, crossing or
  * refused), index moves — must leave both caches equal to a
  * fresh computation after every command (LinearEngine.audit).
  */
@@ -21,7 +21,7 @@ const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 const TRADERS = [addr(0xa), addr(0xb), addr(0xc)];
 
 type Step =
-  | { kind: 'place' | 'preview'; who: number; buy: boolean; offset: number; lots: number; tif: TimeInForce; market: boolean; reduceOnly: boolean; isolated: boolean }
+  | { kind: 'place' | 'preview'; who: number; buy: boolean; offset: number; lots: number; tif: TimeInForce; market: boolean; reduceOnly: boolean; isolated: boolean; leverage: number | null }
   | { kind: 'cancel'; who: number; pick: number }
   | { kind: 'modify'; who: number; pick: number; offset: number | null; lots: number | null }
   | { kind: 'index'; move: number };
@@ -39,6 +39,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       market: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
       reduceOnly: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
       isolated: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+      leverage: fc.option(fc.integer({ min: 1, max: 60 }), { freq: 2 }),
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('cancel' as const), who: fc.integer({ min: 0, max: 2 }), pick: fc.nat() }) },
@@ -69,6 +70,8 @@ function request(s: Extract<Step, { kind: 'place' | 'preview' }>, index: number)
     reduceOnly: s.reduceOnly,
     marginMode: mode,
     ...PLAIN_ORDER,
+    // An isolated order may choose a leverage (above 50: refused by the tier's maximum).
+    ...(s.isolated && s.leverage !== null ? { leverage: fx(String(s.leverage)) } : {}),
   };
 }
 

@@ -74,7 +74,10 @@ export interface OrderSums {
   readonly sellNotional: Fixed;
 }
 
-/** The cached margin of one (market, mode)'s resting orders, recomputed when stale. */
+/**
+ * The cached margin of one (market, mode)'s resting orders by the tiers, recomputed when stale
+ * (what isolated orders that chose a leverage hold beyond it is OrderTotals.leverageSurcharge).
+ */
 export function cachedOrdersMargin(totals: OrderTotals, positionLots: number): Fixed {
   const market = totals.market;
   if (totals.cachedVersion === market.markVersion) return totals.cachedIM;
@@ -82,6 +85,32 @@ export function cachedOrdersMargin(totals: OrderTotals, positionLots: number): F
   totals.cachedIM = mark === null ? 0n : ordersMargin(market, positionLots, totals, mark);
   totals.cachedVersion = market.markVersion;
   return totals.cachedIM;
+}
+
+/**
+ * An isolated order's chosen leverage (`leverage`, fixed-point; undefined: the tiers') asks
+ * notional / leverage of margin, never less than the tiers' initial margin: what it asks beyond the
+ * initial margin of `notional` on its own. The tiers' margin of an order's fills, as they add to a
+ * position, is at least that of the order alone (the rate only grows with the notional), so a
+ * reservation of the tiers' margin plus this covers what its fills post (leveragedOpening).
+ */
+export function leverageSurcharge(market: LinearMarket, notional: Fixed, leverage: Fixed | undefined): Fixed {
+  if (leverage === undefined || notional === 0n) return 0n;
+  const chosen = divRound(notional * SCALE, leverage, 'ceil');
+  const tiers = market.margin.initial(notional);
+  return chosen > tiers ? chosen - tiers : 0n;
+}
+
+/**
+ * What `lots` opened at `price` post to an isolated position holding `heldLots` on their side: the
+ * tiers' increment (isolatedOpening), or notional / leverage when the order chose a leverage and
+ * that is more.
+ */
+export function leveragedOpening(market: LinearMarket, heldLots: number, lots: number, price: Fixed, leverage: Fixed | undefined): Fixed {
+  const tiers = isolatedOpening(market, heldLots, lots, price);
+  if (leverage === undefined) return tiers;
+  const chosen = divRound(market.units.size(lots) * price, leverage, 'ceil');
+  return chosen > tiers ? chosen : tiers;
 }
 
 /** A cross position's valuation at the risk mark, cached per mark version. */
@@ -121,7 +150,7 @@ function sumRisk(account: LinearAccount): typeof sums {
   let orderIM = 0n;
   for (const totals of account.totals.values()) {
     if (totals.isEmpty()) continue;
-    orderIM += cachedOrdersMargin(totals, account.position(totals.market, totals.mode)?.size ?? 0);
+    orderIM += cachedOrdersMargin(totals, account.position(totals.market, totals.mode)?.size ?? 0) + totals.leverageSurcharge;
   }
   sums.isolatedAllocated = isolatedAllocated;
   sums.crossUnrealized = crossUnrealized;
@@ -444,6 +473,14 @@ export function marginAudit(account: LinearAccount, recount: boolean): string[] 
     if (sums.buyLots !== totals.buyLots || sums.buyNotional !== totals.buyNotional || sums.sellLots !== totals.sellLots || sums.sellNotional !== totals.sellNotional) {
       errors.push(`${where}: resting totals differ from the resting orders`);
     }
+    let surcharge = 0n;
+    for (const o of account.orders.values()) {
+      if (o.market !== market || o.request.marginMode !== mode || o.reservedLots === 0) continue;
+      const fresh = leverageSurcharge(market, market.units.notional(o.priceTicks, o.reservedLots), o.request.leverage);
+      if (fresh !== o.reservedSurcharge) errors.push(`order ${o.id}: leverage surcharge ${o.reservedSurcharge} ≠ ${fresh}`);
+      surcharge += fresh;
+    }
+    if (surcharge !== totals.leverageSurcharge) errors.push(`${where}: leverage surcharge ${totals.leverageSurcharge} ≠ ${surcharge}`);
   }
   return errors;
 }

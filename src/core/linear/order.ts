@@ -27,6 +27,12 @@ export interface OrderRequest {
   readonly stopLossPrice: Fixed | null;
   readonly selfTradePrevention: SelfTradePrevention;
   readonly quoteId: string | null;
+  /**
+   * An isolated order's chosen leverage (fixed-point, 1 up to the tier's maximum): its fills post
+   * notional / leverage of margin, never less than the tiers' initial margin. Absent: the tiers'
+   * margin (and in every journal written before it).
+   */
+  readonly leverage?: Fixed;
 }
 
 /** The optional parts of a request, left out: no client id, trigger, exits or quote; default self-trade prevention. */
@@ -69,6 +75,8 @@ export class LinearOrder extends BookOrder {
   pendingExits = 0;
   /** Lots counted in the account's resting-order totals (0 when not resting or reduce-only). */
   reservedLots = 0;
+  /** Its share of its totals' leverageSurcharge (margin.ts), for its reservedLots. */
+  reservedSurcharge: Fixed = 0n;
   /** For a reduce-only order: lots counted in its position's restingReduceOnlyLots, and that position. */
   countedReduceOnlyLots = 0;
   countedIn: Position | null = null;

@@ -31,7 +31,7 @@ import { divRound, roundTo, SCALE, type Fixed } from '../money.ts';
 import type { MarginMode } from '../records.ts';
 import type { LinearAccount } from './account.ts';
 import { reducedOnly } from './maker-checks.ts';
-import { accountRisk, isolatedOpening, notionalAt, openLossAt, type AccountRisk } from './margin.ts';
+import { accountRisk, leveragedOpening, notionalAt, openLossAt, type AccountRisk } from './margin.ts';
 import type { LinearMarket } from './market.ts';
 import { Position } from './position.ts';
 
@@ -80,6 +80,8 @@ export interface AssumedFill {
   readonly lots: number;
   readonly priceTicks: number;
   readonly fee: Fixed;
+  /** The order's chosen leverage (isolated; undefined: the tiers' margin), margin.ts leveragedOpening. */
+  readonly leverage?: Fixed;
 }
 
 /** The order's position once it has filled as assumed, valued at the mark. */
@@ -120,7 +122,7 @@ export function estimateAfterFill(
     if (opened > 0) {
       const price = market.units.price(fill.priceTicks);
       const heldLots = effect.closedLots > 0 ? 0 : Math.abs(before); // a flip opens from nothing
-      p.isolatedMargin += isolatedOpening(market, heldLots, opened, price) + openLossAt(market, p.size > 0, price, opened, mark);
+      p.isolatedMargin += leveragedOpening(market, heldLots, opened, price, fill.leverage) + openLossAt(market, p.size > 0, price, opened, mark);
     }
   }
   if (p.size === 0) return FLAT;

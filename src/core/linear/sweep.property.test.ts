@@ -1,9 +1,9 @@
 /**
  * The sweep of resting orders past their position's bound (engine.ts `cancelRefusedMakers`) sums
  * an account's reduce-only orders once and shares one bound among the orders of a position where
- * it holds no reduce-only order. Random streams (resting, reduce-only and isolated orders from a
- * rich and two poorer accounts, fills, cancels, large index moves) must cancel exactly what the
- * plain walk cancels, asking `admits()` of each order in turn, on a second exchange fed the same
+ * it holds no reduce-only order. Random streams (resting, reduce-only and isolated orders, some at a
+ * chosen leverage, from a rich and two poorer accounts, fills, cancels, large index moves) must
+ * cancel exactly what the plain walk cancels, asking `admits()` of each order in turn, on a second exchange fed the same
  * commands; and the streams must reach cancellations, or the comparison says nothing.
  */
 import { test } from 'node:test';
@@ -58,6 +58,8 @@ function request(s: Extract<Step, { kind: 'place' }>, btc: number, eth: number):
     reduceOnly: s.reduceOnly,
     marginMode: s.isolated ? 'isolated' : 'cross',
     ...PLAIN_ORDER,
+    // Every other isolated order chooses a leverage (2x-9x): its fills post more than the tiers' margin.
+    ...(s.isolated && s.lots % 2 === 0 ? { leverage: fx(String(2 + (s.lots % 8))) } : {}),
   };
 }
 

@@ -348,7 +348,9 @@ limits (422 TOO_MANY_OPEN_ORDERS; they bound what an order can leave live: a tak
 and a conditional order from its parent's placement, before the fill that creates it, and an ioc, fok or market order
 without exits passes at a limit, so a position can always be closed), duplicate clientOrderId (409 DUPLICATE_CLIENT_ORDER_ID: a retry never trades
 twice), reduce-only feasibility (422 REDUCE_ONLY_REJECTED), the position's bankruptcy price (422
-INSUFFICIENT_MARGIN: a resting order that would reduce a position may not be priced past it), margin gate (422
+INSUFFICIENT_MARGIN: a resting order that would reduce a position may not be priced past it), an isolated order's
+leverage (400 VALIDATION_ERROR above the margin tier's maximum for its notional; on a cross order or below 1, with
+the schema checks), margin gate (422
 INSUFFICIENT_MARGIN; an isolated order is also funded from cross cash, never from unrealised profit alone), post-only
 (422 POST_ONLY_WOULD_CROSS), fill-or-kill (422 FOK_NOT_FILLED), immediate-or-cancel liquidity (422 NO_LIQUIDITY).
 

@@ -42,6 +42,9 @@ export const PerpOrderBody = Type.Object(
     takeProfitPrice: Type.Optional(Decimal('attaches a reduce-only take-profit exit to the resulting position')),
     stopLossPrice: Type.Optional(Decimal('attaches a reduce-only stop-loss exit to the resulting position')),
     selfTradePrevention: Type.Optional(StpSchema),
+    leverage: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Decimal()], {
+      description: 'isolated orders only (400 for a cross order: a cross position draws on the whole account\'s equity): 1 up to the margin tier\'s maximum leverage for the order\'s notional (400 above it), a whole number or a decimal string of at most 2 places. The isolated margin posted for the order\'s fills is notional / leverage, never less than the tier\'s initial margin, and the margin gate reserves that while the order rests. Without it, the tier\'s initial margin (the market\'s maximum leverage).',
+    })),
   },
   { additionalProperties: false },
 );

@@ -5,10 +5,11 @@
  * margin it locks, the fee and its rate, and whether the venue's checks pass (and which fails) —
  * before anything is sent; Enter or the button sends it (POST /perps/orders through the SDK's
  * placeOrder, with a fresh clientOrderId so a retry never trades twice). Every figure comes from the
- * API; the browser sends the decimal strings as typed. The venue sets margin by its tiers (there is
- * no per-order leverage to send): the ticket shows the market's maximum leverage, the position the
- * order would change as GET /perps/positions values it now, and from the preview the position the
- * order would leave: its size, leverage and estimated liquidation price (the position view's formula).
+ * API; the browser sends the decimal strings as typed. Margin comes from the venue's tiers; an
+ * isolated order may choose a lower leverage (1× up to the market's maximum, sent as `leverage`): its
+ * fills then post notional / leverage of isolated margin. The ticket shows the position the order
+ * would change as GET /perps/positions values it now, and from the preview the position the order
+ * would leave: its size, leverage and estimated liquidation price (the position view's formula).
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { ExchangeClient, PerpOrderInput, ResponseOf } from '../../../../sdk/src/index.ts';
@@ -31,6 +32,8 @@ export interface Draft {
   postOnly: boolean;
   reduceOnly: boolean;
   marginMode: MarginMode;
+  /** An isolated order's leverage, a whole number as the select offers it; '' for the tiers' (the maximum). */
+  leverage: string;
   exits: boolean;
   takeProfitPrice: string;
   stopLossPrice: string;
@@ -38,7 +41,7 @@ export interface Draft {
 
 const START: Draft = {
   side: 'buy', type: 'limit', price: '', quantity: '', timeInForce: 'gtc', postOnly: false, reduceOnly: false,
-  marginMode: 'cross', exits: false, takeProfitPrice: '', stopLossPrice: '',
+  marginMode: 'cross', leverage: '', exits: false, takeProfitPrice: '', stopLossPrice: '',
 };
 const DECIMAL = /^\d+(\.\d+)?$/;
 
@@ -52,6 +55,8 @@ export function orderBody(marketId: string, d: Draft): PerpOrderInput | string {
   const body: PerpOrderInput = { marketId, side: d.side, quantity, type: d.type, marginMode: d.marginMode };
   const extra: Partial<PerpOrderInput> = d.type === 'limit' ? { price, timeInForce: d.timeInForce, postOnly: d.postOnly || undefined } : {};
   if (d.reduceOnly) extra.reduceOnly = true;
+  // Leverage is the venue's for isolated orders only (a cross position draws on the whole account).
+  if (d.marginMode === 'isolated' && d.leverage !== '' && !d.reduceOnly) extra.leverage = d.leverage;
   if (d.exits) {
     for (const key of ['takeProfitPrice', 'stopLossPrice'] as const) {
       const v = d[key].trim();
@@ -79,7 +84,7 @@ export function Ticket(props: TicketProps) {
   useEffect(() => {
     if (props.picked !== null) set({ price: props.picked.price, type: 'limit' });
   }, [props.picked?.n]);
-  useEffect(() => setDraft((d) => ({ ...START, side: d.side, marginMode: d.marginMode })), [props.marketId]);
+  useEffect(() => setDraft((d) => ({ ...START, side: d.side, marginMode: d.marginMode, leverage: d.leverage })), [props.marketId]);
 
   const body = orderBody(props.marketId, draft);
   const preview = usePreview(props.client, typeof body === 'string' ? null : body);
@@ -144,6 +149,7 @@ function DraftFields(props: { draft: Draft; set: (change: Partial<Draft>) => voi
             <option value="isolated">Isolated</option>
           </select>
         </label>
+        {draft.marginMode === 'isolated' && <LeverageField value={draft.leverage} max={m?.maxLeverage} onChange={(leverage) => set({ leverage })} />}
       </div>
       <div class="checks">
         {draft.type === 'limit' && <Check label="Post-only" checked={draft.postOnly} onChange={(postOnly) => set({ postOnly })} />}
@@ -157,6 +163,21 @@ function DraftFields(props: { draft: Draft; set: (change: Partial<Draft>) => voi
         </div>
       )}
     </>
+  );
+}
+
+/** An isolated order's leverage: 1× up to the market's maximum (its first margin tier's); the maximum sends none. */
+function LeverageField(props: { value: string; max: number | undefined; onChange: (v: string) => void }) {
+  const max = props.max ?? 1;
+  const choices = Array.from({ length: Math.max(0, max - 1) }, (_, i) => String(max - 1 - i));
+  return (
+    <label>
+      Leverage
+      <select name="leverage" value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+        <option value="">{max}× (max)</option>
+        {choices.map((v) => <option key={v} value={v}>{v}×</option>)}
+      </select>
+    </label>
   );
 }
 
@@ -203,7 +224,7 @@ function PreviewBox(props: TicketProps & { draft: Draft; body: PerpOrderInput | 
               : preview.result !== null && <PreviewFigures preview={preview.result} quote={quote} />}
       <dl class="facts">
         <dt>Available margin</dt><dd class="num" data-testid="available-margin">{num(props.account.margin?.availableMargin)} {quote}</dd>
-        <dt>Max leverage</dt><dd class="num" title="the first margin tier's; the venue sets margin by tiers, there is no leverage to choose per order">{props.market !== undefined ? `${props.market.maxLeverage}×` : '—'}</dd>
+        <dt>Max leverage</dt><dd class="num" title="the first margin tier's; an isolated order may choose less">{props.market !== undefined ? `${props.market.maxLeverage}×` : '—'}</dd>
         <dt>Position now ({draft.marginMode})</dt>
         <dd class="num">{position === undefined ? 'none' : `${position.side} ${num(position.size)} · ${position.leverage === null ? '—' : `${num(position.leverage)}×`}`}</dd>
       </dl>
