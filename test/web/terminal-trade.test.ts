@@ -7,10 +7,13 @@
  * same order id, POST /perps/orders/{id}/modify; a refused amend is reported and changes nothing) and
  * cancels it, opens an isolated 5x position (the ticket's leverage select) with a market order whose
  * preview estimated the liquidation price GET /perps/positions then gives, sees its entry, mark,
- * unrealised PnL and that price, then closes it.
+ * unrealised PnL and that price, then closes it. Before any trade the candle chart draws the mark
+ * price with a note (its container says which series and how many bars it drew) and its price
+ * source switches by keyboard; after the first trade it draws the trades.
  * The index is pushed (FEED=push) and held, so the mark and the maker's quotes stand still between
  * the preview and the fill. Screenshots: test-artifacts/web/trade.png (1280x800, a position and an
- * open order), trade-leverage.png (the isolated ticket at 5x) and trade-narrow.png (420 px wide).
+ * open order), trade-chart-mark.png (the chart before any trade), trade-leverage.png (the isolated
+ * ticket at 5x) and trade-narrow.png (420 px wide).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -84,6 +87,39 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
     await best.click();
     const price = ticket().getByLabel(/^Price/);
     await waitFor(async () => (await price.inputValue()) === label.replace(/^bid /, ''), 5_000, 50);
+  });
+
+  test('the chart before any trade draws the mark and says so; Mark, Index and Trades by keyboard', async () => {
+    const chart = page.locator('.candle-chart');
+    const sources = page.getByRole('group', { name: 'Price source' });
+    /** Waits until the chart draws `series` with at least one bar; returns the bar count. */
+    const drawn = async (series: string): Promise<number> => {
+      let seen = '';
+      await waitFor(async () => {
+        seen = `${await chart.getAttribute('data-series')} x ${await chart.getAttribute('data-bars')}`;
+        return seen.startsWith(`${series} `) && Number(await chart.getAttribute('data-bars')) > 0;
+      }, 10_000, 100).catch(() => assert.fail(`the chart never drew ${series} bars: ${seen}`));
+      return Number(await chart.getAttribute('data-bars'));
+    };
+    assert.equal(await sources.getByRole('button', { name: 'Trades' }).getAttribute('aria-pressed'), 'true', 'it opens on Trades');
+    assert.ok(await drawn('mark') >= 1);
+    assert.equal(await page.getByTestId('chart-note').innerText(), 'no trades yet: mark price');
+
+    const index = sources.getByRole('button', { name: 'Index' });
+    await index.focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await index.getAttribute('aria-pressed'), 'true');
+    assert.ok(await drawn('index') >= 1);
+    assert.equal(await page.getByTestId('chart-note').count(), 0, 'no note when the chart draws what was asked');
+    await page.keyboard.press('Shift+Tab'); // Mark
+    await page.keyboard.press('Enter');
+    assert.equal(await sources.getByRole('button', { name: 'Mark' }).getAttribute('aria-pressed'), 'true');
+    assert.ok(await drawn('mark') >= 1);
+    await sources.getByRole('button', { name: 'Trades' }).click();
+    assert.ok(await drawn('mark') >= 1);
+    await page.getByTestId('chart-note').filter({ hasText: 'no trades yet' }).waitFor();
+    await dismissNotices(page);
+    await screenshot(page, 'trade-chart-mark');
   });
 
   test('signed in and funded, the perps bucket shows', async () => {
@@ -164,6 +200,14 @@ describe('web terminal: perp trading', { skip: chromiumMissing() }, () => {
     await orderRows().filter({ hasText: num(farAsk) }).waitFor({ timeout: 10_000 });
     await dismissNotices(page);
     await screenshot(page, 'trade');
+  });
+
+  test('once the market has traded, the chart draws the trades', async () => {
+    const chart = page.locator('.candle-chart');
+    await waitFor(async () => (await chart.getAttribute('data-series')) === 'trade', 10_000, 100)
+      .catch(async () => assert.fail(`the chart draws ${await chart.getAttribute('data-series')} after a trade`));
+    assert.ok(Number(await chart.getAttribute('data-bars')) >= 1);
+    assert.equal(await page.getByTestId('chart-note').count(), 0);
   });
 
   test('a narrow window stacks the screen without horizontal overflow', async () => {
