@@ -1,9 +1,9 @@
 /**
  * A seeded, in-process venue that drives one `Exchange` through every kind of state it can hold, for
  * the snapshot tests and the state layout manifest (scripts/state-layout.ts): deposits, transfers
- * and withdrawals; perps and dated futures (cross and isolated, resting, IOC and market orders,
- * take-profit/stop-loss, stops, reduce-only closes, quote ladders, a liquidation after an index
- * jump); spot orders; option quote ladders from a maker with market-maker protection, user option
+ * and withdrawals; perps and dated futures (cross and isolated, some isolated at 5x, resting, IOC
+ * and market orders, take-profit/stop-loss, stops, reduce-only closes, amends, quote ladders, a
+ * liquidation after an index jump); spot orders; option quote ladders from a maker with market-maker protection, user option
  * trades, resting option sells, amends and two-leg strategies; dead-man switches armed, disarmed
  * and fired, and cancels of everything; and time passing through funding
  * times and expiries. Time advances a few seconds per action with the index fed from three sources
@@ -182,6 +182,8 @@ export class RichVenue {
       const stop = Math.round((mark * (side === 0 ? 1.004 : 0.996)) / tick) * tick;
       request = this.request(id, side, qty, null, { marginMode, stopPrice: this.price(stop, 2) });
     }
+    // Every third isolated order chooses 5x (no extra draw: the random stream stays as it was).
+    if (marginMode === 'isolated' && this.journal.length % 3 === 0) request = { ...request, leverage: fx('5') };
     this.apply({ type: 'perp.place', account, request });
   }
 

@@ -150,7 +150,8 @@ function sumRisk(account: LinearAccount): typeof sums {
   let orderIM = 0n;
   for (const totals of account.totals.values()) {
     if (totals.isEmpty()) continue;
-    orderIM += cachedOrdersMargin(totals, account.position(totals.market, totals.mode)?.size ?? 0) + totals.leverageSurcharge;
+    orderIM += cachedOrdersMargin(totals, account.position(totals.market, totals.mode)?.size ?? 0);
+    if (totals.leverageSurcharge !== 0n) orderIM += totals.leverageSurcharge;
   }
   sums.isolatedAllocated = isolatedAllocated;
   sums.crossUnrealized = crossUnrealized;
