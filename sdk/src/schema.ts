@@ -2795,7 +2795,7 @@ export interface paths {
          *     `{ s: "no_data", nextTime? }` (the start of the newest bar before `from`). Prices and volumes (base
          *     units) are decimal strings. `from` > `to` is 400 VALIDATION_ERROR, a range over 90 days 400
          *     RANGE_TOO_LARGE, an unknown symbol 404; `currencyCode` (sent by the UDF adapter) must be the
-         *     market's quote currency.
+         *     market's quote currency. `price` (additive) charts the mark or index candles instead, as on /perps/ohlc.
          */
         get: {
             parameters: {
@@ -2812,6 +2812,8 @@ export interface paths {
                     countback?: number;
                     /** @description sent by the UDF adapter; must be the quote currency */
                     currencyCode?: string;
+                    /** @description as on /perps/ohlc: `trade` (default), `mark` or `index`; a spot pair's mark and index and an option's index are the underlying's index; an option has no mark bars (no_data) */
+                    price?: "trade" | "mark" | "index";
                 };
                 header?: never;
                 path?: never;

@@ -5,6 +5,8 @@
  * service served after each publish as its mark candle, a later minute as the next bar; a spot
  * pair's mark and index are its underlying's index; an underlying without an index has no bars;
  * the default (`price` omitted) is still the trade candles (no_data here); a bad `price` is 400.
+ * /udf/history takes the same `price` (its `to` excluded; an option's index is its underlying's,
+ * an option has no mark bars).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -114,4 +116,26 @@ test('the default is still the trade candles; a bad price is a 400', async () =>
   const far = await call(url, `/perps/ohlc?symbol=BTC-USDC&from=0&to=8000000&price=index`);
   assert.equal(far.status, 400);
   assert.equal(far.body.error, 'RANGE_TOO_LARGE');
+});
+
+test('/udf/history charts the mark and index too', async () => {
+  const udf = async (query: string) => {
+    const r = await call(url, `/udf/history?resolution=1&from=${sec(M0)}&to=${sec(M0) + 120}&${query}`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body;
+  };
+  const range = `resolution=1&from=${sec(M0)}&to=${sec(M0) + 60}`;
+  assert.deepEqual(await udf('symbol=BTC-PERP&price=mark'), await ohlc(`symbol=BTC-PERP&${range}&price=mark`));
+  assert.deepEqual(await udf('symbol=BTC-USDC&price=index'), await ohlc(`symbol=BTC-PERP&${range}&price=index`));
+  assert.deepEqual(await udf('symbol=BTC-PERP'), { s: 'no_data' }, 'no trades: the default is unchanged');
+  now = M0 + 600_000; // a clock tick later (outside the range read) lists the options around the index
+  assert.ok((await ts.service.ctx.sequencer.submit({ type: 'clock.tick' })).ok, 'tick refused');
+  const markets = (await call(url, '/udf/search?query=BTC&type=option&limit=1')).body as { ticker: string }[];
+  const option = markets[0]?.ticker;
+  assert.ok(option !== undefined, 'an option is listed');
+  assert.deepEqual(await udf(`symbol=${option}&price=index`), await ohlc(`symbol=BTC-PERP&${range}&price=index`));
+  assert.deepEqual(await udf(`symbol=${option}&price=mark`), { s: 'no_data' });
+  const bad = await call(url, `/udf/history?symbol=BTC-PERP&resolution=1&price=last`);
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error, 'VALIDATION_ERROR');
 });

@@ -228,7 +228,7 @@ describe('OpenAPI', () => {
     assert.ok(doc.paths['/udf/time'].get.responses['200'].content['text/plain']);
     const history = doc.paths['/udf/history'].get;
     assert.deepEqual(history.parameters.map((p: { name: string }) => p.name).sort(),
-      ['countback', 'currencyCode', 'from', 'resolution', 'symbol', 'to']);
+      ['countback', 'currencyCode', 'from', 'price', 'resolution', 'symbol', 'to']);
     assert.ok(history.responses['404'] && history.responses['400']);
     const stream = doc.paths['/markets/{marketId}/trades/stream'].get;
     assert.deepEqual(stream.tags, ['streams']);

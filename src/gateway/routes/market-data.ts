@@ -38,6 +38,7 @@ import {
 import type { PriceSeries } from '../../adapters/store/projections/price-history.ts';
 import type { ClobMarket } from '../../core/clob/market.ts';
 import type { LinearMarket } from '../../core/linear/market.ts';
+import type { MarketSpec } from '../../core/markets.ts';
 import { divRound, formatFixedDigits, mul, type Fixed } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
 import { histories, type GatewayContext, type Histories } from '../context.ts';
@@ -63,6 +64,13 @@ export const UnixSeconds = (description: string) =>
 export const PRICE_SOURCES = ['trade', 'mark', 'index'] as const;
 export type PriceSource = (typeof PRICE_SOURCES)[number];
 
+/** The `price` query of the candle routes. */
+export const PriceQuery = Type.Optional(StringEnum(PRICE_SOURCES, {
+  description: 'which price the bars chart: `trade` (default) the trades, `mark` the mark price, `index` '
+    + 'the index price (one-minute candles of every mark the service computes; `v` is "0"); for a spot '
+    + 'pair `mark` and `index` are both its underlying\'s index',
+}));
+
 const OhlcQuery = Type.Object(
   {
     symbol: Type.String({
@@ -80,11 +88,7 @@ const OhlcQuery = Type.Object(
       maximum: 10_000,
       description: 'UDF: at most this many newest bars up to `to`, up to 90 days back whatever `from` is',
     })),
-    price: Type.Optional(StringEnum(PRICE_SOURCES, {
-      description: 'which price the bars chart: `trade` (default) the trades, `mark` the mark price, `index` '
-        + 'the index price (one-minute candles of every mark the service computes; `v` is "0"); for a spot '
-        + 'pair `mark` and `index` are both its underlying\'s index',
-    })),
+    price: PriceQuery,
   },
   { additionalProperties: false },
 );
@@ -213,7 +217,7 @@ export function marketDataRoutes(
     preValidation: plainDigits,
   }, async (req) => {
     const q = req.query;
-    const source = priceRows(ctx, find(q.symbol), q.price ?? 'trade');
+    const source = priceRows(ctx, find(q.symbol).market.spec, q.price ?? 'trade');
     if (source === null) {
       candleRange(q.resolution ?? '15', q.from, q.to, Math.floor(ctx.now() / 1000)); // the range rules still apply
       return { s: 'no_data' as const };
@@ -244,16 +248,18 @@ export function marketDataRoutes(
 }
 
 /**
- * Where the bars of `price` for a market are kept: its own trade, mark or index rows; for a spot
- * pair's mark or index, the index rows of the perpetual on its underlying (null without one).
+ * Where the bars of `price` for a market are kept: its own trade, mark or index rows (a perpetual
+ * or dated future); for a spot pair's mark or index and an option's index, the index rows of the
+ * perpetual on its underlying; null for an option's mark (no candles) or without such a market.
  */
-function priceRows(
+export function priceRows(
   ctx: GatewayContext,
-  found: DataMarket,
+  spec: Pick<MarketSpec, 'id' | 'type' | 'underlying'>,
   price: PriceSource,
 ): { marketId: string; series: 'trade' | PriceSeries } | null {
-  if (price === 'trade' || found.kind === 'linear') return { marketId: found.market.spec.id, series: price };
-  const underlying = found.market.spec.underlying;
+  if (price === 'trade' || spec.type === 'perp' || spec.type === 'future') return { marketId: spec.id, series: price };
+  if (spec.type === 'option' && price === 'mark') return null;
+  const underlying = spec.underlying;
   let fallback: string | null = null;
   for (const m of ctx.exchange.linear.markets.values()) {
     if (m.spec.underlying !== underlying) continue;

@@ -6,14 +6,15 @@
  *   GET /udf/symbols    ?symbol=   one market's LibrarySymbolInfo (symbol resolve)
  *   GET /udf/search     ?query=&type=&exchange=&limit=   symbol search
  *   GET /udf/time       Unix seconds as plain text
- *   GET /udf/history    ?symbol=&resolution=&from=&to=&countback=   bars (UDF history)
+ *   GET /udf/history    ?symbol=&resolution=&from=&to=&countback=&price=   bars (UDF history)
  *
  * The prefix `/udf` is the datafeed URL a chart is given (`new UDFCompatibleDatafeed(origin + '/udf')`).
  * Every market of the four kinds is a symbol: perpetuals, dated futures, spot pairs and options;
  * its name and ticker are the market id. `/udf/history` serves the same one-minute candles as
  * `/perps/ohlc` (which stays as it is, perps, futures and spot pairs, `to` included), with UDF's
  * own reading of the range: `to` is excluded, `countback` takes precedence over `from`, `1D` is
- * the daily resolution as well as `D`. Prices and volumes stay decimal strings (the house rule;
+ * the daily resolution as well as `D`; `price=mark|index` picks the mark or index candles as there
+ * (an option's index is its underlying's; an option has no mark bars). Prices and volumes stay decimal strings (the house rule;
  * the UDF adapter reads every value with parseFloat). Errors are HTTP errors with the usual
  * `{ error, message }` envelope (an unknown symbol is 404), never `s: "error"`.
  *
@@ -32,7 +33,7 @@ import { HISTORY_ONLY } from '../durable-reads.ts';
 import { apiError } from '../errors.ts';
 import { iso } from '../format.ts';
 import { IsoTime, responses, StringEnum } from '../schemas/common.ts';
-import { UdfHistory, udfHistory, UnixSeconds, wholeNumbers } from './market-data.ts';
+import { candleRange, PRICE_SOURCES, priceRows, UdfHistory, udfHistory, UnixSeconds, wholeNumbers } from './market-data.ts';
 import { listedMarket, type ListedMarket } from './trade-tape.ts';
 
 /** The exchange name symbols carry (`exchange`, `listed_exchange`; `EXCHANGE:BTC-PERP` resolves too). */
@@ -107,7 +108,7 @@ included), \`from\` to 300 bars before. Buckets without trades are omitted; with
 \`{ s: "no_data", nextTime? }\` (the start of the newest bar before \`from\`). Prices and volumes (base
 units) are decimal strings. \`from\` > \`to\` is 400 VALIDATION_ERROR, a range over 90 days 400
 RANGE_TOO_LARGE, an unknown symbol 404; \`currencyCode\` (sent by the UDF adapter) must be the
-market's quote currency.`;
+market's quote currency. \`price\` (additive) charts the mark or index candles instead, as on /perps/ohlc.`;
 
 export function udfRoutes(app: TypedApp, ctx: GatewayContext): void {
   app.get('/time', {
@@ -228,6 +229,10 @@ export function udfRoutes(app: TypedApp, ctx: GatewayContext): void {
           to: UnixSeconds('Unix seconds, bar starts before it (excluded); default now, its bar included'),
           countback: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'the newest N bars before `to`' })),
           currencyCode: Type.Optional(Type.String({ maxLength: 16, description: 'sent by the UDF adapter; must be the quote currency' })),
+          price: Type.Optional(StringEnum(PRICE_SOURCES, {
+            description: 'as on /perps/ohlc: `trade` (default), `mark` or `index`; a spot pair\'s mark and index and an '
+              + 'option\'s index are the underlying\'s index; an option has no mark bars (no_data)',
+          })),
         },
         { additionalProperties: false },
       ),
@@ -241,13 +246,20 @@ export function udfRoutes(app: TypedApp, ctx: GatewayContext): void {
       throw apiError('VALIDATION_ERROR', `${market.spec.id} is quoted in ${market.spec.quoteSymbol}, not ${q.currencyCode}`);
     }
     const resolution: Resolution = q.resolution === '1D' ? 'D' : q.resolution;
+    const source = priceRows(ctx, market.spec, q.price ?? 'trade');
     if (q.countback === undefined && q.from !== undefined && q.from === q.to) {
       // [from, from) holds no bar: answer as for any empty range.
-      const nextTime = (await histories(ctx)).market.lastBarBefore(market.spec.id, q.from, resolution);
+      const history = (await histories(ctx)).market;
+      const nextTime = source === null ? null : history.lastBarBefore(source.marketId, q.from, resolution, source.series);
       return nextTime === null ? { s: 'no_data' as const } : { s: 'no_data' as const, nextTime };
     }
     const toIncluded = q.to === undefined ? undefined : Math.max(0, q.to - 1);
-    return udfHistory(ctx, market.spec.id, resolution, q.from, toIncluded, q.countback);
+    if (source === null) {
+      // No bars of this series (an option's mark); the range rules still apply.
+      candleRange(resolution, q.countback === undefined ? q.from : undefined, toIncluded, Math.floor(ctx.now() / 1000));
+      return { s: 'no_data' as const };
+    }
+    return udfHistory(ctx, source.marketId, resolution, q.from, toIncluded, q.countback, source.series);
   });
 }
 
