@@ -2975,6 +2975,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -3252,6 +3254,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -3701,6 +3705,8 @@ export interface paths {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 updatedAt: string;
+                                /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                                leverage: string | null;
                                 /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                                 fills: {
                                     tradeId: string;
@@ -3963,6 +3969,8 @@ export interface paths {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 updatedAt: string;
+                                /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                                leverage: string | null;
                                 /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                                 fills: {
                                     tradeId: string;
@@ -4220,6 +4228,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -4444,6 +4454,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -4811,6 +4823,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -5032,6 +5046,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -5225,6 +5241,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -6247,6 +6265,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -6547,6 +6567,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -7130,6 +7152,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -7389,6 +7413,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -7630,6 +7656,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -7871,6 +7899,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -8365,6 +8395,8 @@ export interface paths {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 updatedAt: string;
+                                /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                                leverage: string | null;
                                 /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                                 fills: {
                                     tradeId: string;
@@ -8649,6 +8681,8 @@ export interface paths {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 updatedAt: string;
+                                /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                                leverage: string | null;
                                 /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                                 fills: {
                                     tradeId: string;
@@ -8935,6 +8969,8 @@ export interface paths {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 updatedAt: string;
+                                /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                                leverage: string | null;
                                 /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                                 fills: {
                                     tradeId: string;
@@ -9221,6 +9257,8 @@ export interface paths {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 updatedAt: string;
+                                /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                                leverage: string | null;
                                 /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                                 fills: {
                                     tradeId: string;
@@ -10563,6 +10601,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -10762,6 +10802,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -10954,6 +10996,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;
@@ -11146,6 +11190,8 @@ export interface paths {
                              * @description ISO 8601 UTC with milliseconds
                              */
                             updatedAt: string;
+                            /** @description an isolated perp order's chosen leverage (POST /perps/orders `leverage`); null: the margin tiers' (always null for options and spot) */
+                            leverage: string | null;
                             /** @description order actions: the fills of this request; reads: every fill of the order so far, oldest first */
                             fills: {
                                 tradeId: string;

@@ -44,6 +44,8 @@ export interface OrderRecord {
   readonly rejectReason: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** An isolated perp order's chosen leverage (null: the tiers'; always null on the CLOB). */
+  readonly leverage: Fixed | null;
 }
 
 /** One side of a trade, as the account that took part sees it. */

@@ -1,9 +1,10 @@
 /**
  * An isolated order's leverage over real HTTP (POST /perps/orders and /perps/orders/preview,
  * `leverage`): an isolated market buy at 5x posts notional / 5 as the position's margin, and the
- * liquidation price GET /perps/positions then shows is the preview's estimate; a resting 4x bid's
- * margin shows in the account's locked margin; a leverage above the tier's maximum, below 1 or on a
- * cross order is refused with 400 (preview and order alike); without it, the tiers' margin as before.
+ * liquidation price GET /perps/positions then shows is the preview's estimate; a resting bid at 2.5x
+ * holds its margin while it rests, and the order record (live, then in the history) keeps its
+ * leverage; a leverage above the tier's maximum, below 1 or on a cross order is refused with 400
+ * (preview and order alike); without it, the tiers' margin as before.
  *
  * How: one real service on loopback (temp SQLite, push index feed, no market maker) on a frozen
  * clock; a counterparty rests the liquidity each order takes, so the mark stays the index.
@@ -72,6 +73,7 @@ describe('leverage of isolated perp orders', () => {
     assert.equal(preview.estimatedLeverage, '5');
     const placed = await ok(post(trader, '/perps/orders', body), 201);
     assert.equal(placed.status, 'filled');
+    assert.equal(placed.leverage, '5', 'the order record keeps its leverage');
     const p = await isolatedPosition(trader);
     assert.equal(p?.margin, '10000');
     assert.equal(p?.leverage, '5');
@@ -82,10 +84,14 @@ describe('leverage of isolated perp orders', () => {
     const before = await ok(call(base, '/perps/balances', { token: plain.token }), 200);
     const placed = await ok(post(plain, '/perps/orders', { marketId: BTC, side: 'buy', price: '99000', quantity: '1', marginMode: 'isolated', leverage: '2.5' }), 201);
     assert.equal(placed.status, 'open');
+    assert.equal(placed.leverage, '2.5');
     const after = await ok(call(base, '/perps/balances', { token: plain.token }), 200);
     // The tiers' 2 % of the bid at the mark (2000) and what 2.5x asks beyond the tiers' margin of its notional (39600 - 1980).
     assert.equal(Number(before.availableMargin) - Number(after.availableMargin), 39620);
     await ok(post(plain, `/perps/orders/${placed.id}/cancel`, {}), 200);
+    const kept = await ok(call(base, `/perps/orders/${placed.id}`, { token: plain.token }), 200);
+    assert.equal(kept.status, 'cancelled');
+    assert.equal(kept.leverage, '2.5', 'the order history keeps the leverage');
   });
 
   test('above the tier\'s maximum, below 1, or on a cross order: 400, in the preview too', async () => {
@@ -113,6 +119,7 @@ describe('leverage of isolated perp orders', () => {
     await ok(post(counterparty, '/perps/orders', { marketId: BTC, side: 'sell', price: '100000', quantity: '0.5' }), 201);
     const placed = await ok(post(plain, '/perps/orders', { marketId: BTC, side: 'buy', type: 'market', quantity: '0.5', marginMode: 'isolated' }), 201);
     assert.equal(placed.status, 'filled');
+    assert.equal(placed.leverage, null);
     const p = await isolatedPosition(plain);
     assert.equal(p?.margin, '1000', '2 % of 50000');
     assert.equal(p?.leverage, '50');

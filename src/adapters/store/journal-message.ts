@@ -26,7 +26,7 @@ export type PackedCommand = unknown[];
 export const ORDER_FIELDS = [
   'id', 'engine', 'accountId', 'clientOrderId', 'marketId', 'side', 'type', 'price', 'quantity', 'filledQuantity',
   'remainingQuantity', 'avgFillPrice', 'status', 'timeInForce', 'postOnly', 'reduceOnly', 'marginMode', 'stopPrice',
-  'takeProfitPrice', 'stopLossPrice', 'quoteId', 'rejectReason', 'createdAt', 'updatedAt',
+  'takeProfitPrice', 'stopLossPrice', 'quoteId', 'rejectReason', 'createdAt', 'updatedAt', 'leverage',
 ] as const satisfies readonly (keyof OrderRecord)[];
 /** A fill's own fields; its two sides follow, each in FILL_SIDE_FIELDS order (maker, then taker). */
 export const FILL_FIELDS = ['tradeId', 'engine', 'marketId', 'price', 'quantity', 'takerSide', 'at'] as const satisfies readonly (keyof FillRecord)[];
@@ -64,7 +64,7 @@ export function packCommitted(c: CommittedCommand, projected: ReadonlySet<Exchan
       out.push(
         ORDER, o.id, o.engine, o.accountId, o.clientOrderId, o.marketId, o.side, o.type, o.price, o.quantity, o.filledQuantity,
         o.remainingQuantity, o.avgFillPrice, o.status, o.timeInForce, o.postOnly, o.reduceOnly, o.marginMode, o.stopPrice,
-        o.takeProfitPrice, o.stopLossPrice, o.quoteId, o.rejectReason, o.createdAt, o.updatedAt,
+        o.takeProfitPrice, o.stopLossPrice, o.quoteId, o.rejectReason, o.createdAt, o.updatedAt, o.leverage,
       );
     } else if (e.type === 'fill') {
       const f = e.fill;
@@ -96,7 +96,7 @@ export function unpackCommitted(a: PackedCommand): CommittedCommand {
         id: a[i++], engine: a[i++], accountId: a[i++], clientOrderId: a[i++], marketId: a[i++], side: a[i++], type: a[i++],
         price: a[i++], quantity: a[i++], filledQuantity: a[i++], remainingQuantity: a[i++], avgFillPrice: a[i++], status: a[i++],
         timeInForce: a[i++], postOnly: a[i++], reduceOnly: a[i++], marginMode: a[i++], stopPrice: a[i++], takeProfitPrice: a[i++],
-        stopLossPrice: a[i++], quoteId: a[i++], rejectReason: a[i++], createdAt: a[i++], updatedAt: a[i++],
+        stopLossPrice: a[i++], quoteId: a[i++], rejectReason: a[i++], createdAt: a[i++], updatedAt: a[i++], leverage: a[i++],
       } as OrderRecord;
       events.push({ type: 'order', order });
     } else if (tag === FILL) {

@@ -39,6 +39,7 @@ export function orderRecord(o: ClobOrder): OrderRecord {
     rejectReason: o.rejectReason,
     createdAt: o.createdAt,
     updatedAt: o.updatedAt,
+    leverage: null,
   };
 }
 

@@ -104,6 +104,7 @@ const orderFields = {
   rejectReason: NullableString,
   createdAt: IsoTime,
   updatedAt: IsoTime,
+  leverage: OrNull(Type.String(), { description: 'an isolated perp order\'s chosen leverage (POST /perps/orders `leverage`); null: the margin tiers\' (always null for options and spot)' }),
 };
 
 /** An order as lists return it. */
@@ -222,6 +223,7 @@ export function orderView(o: OrderRecord) {
     rejectReason: o.rejectReason,
     createdAt: iso(o.createdAt),
     updatedAt: iso(o.updatedAt),
+    leverage: decOrNull(o.leverage),
   };
 }
 

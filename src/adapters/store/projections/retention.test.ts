@@ -41,7 +41,7 @@ function order(id: number, status: OrderStatus, endedAt: number, over: Partial<O
     type: 'limit', price: fx('99000'), quantity: fx('0.1'), filledQuantity: 0n, remainingQuantity: fx('0.1'),
     avgFillPrice: null, status, timeInForce: 'gtc', postOnly: false, reduceOnly: false, marginMode: 'cross',
     stopPrice: null, takeProfitPrice: null, stopLossPrice: null, quoteId: null, rejectReason: null,
-    createdAt: endedAt - 5_000, updatedAt: endedAt, ...over,
+    createdAt: endedAt - 5_000, updatedAt: endedAt, leverage: null, ...over,
   };
   trading.project({ type: 'order', order: o } as ExchangeEvent);
 }

@@ -103,6 +103,11 @@ const MIGRATIONS = [
       INSERT OR IGNORE INTO market_trades (market_id, trade_id, price, quantity, taker_side, created_at)
         SELECT market_id, trade_id, price, quantity, side, created_at FROM trades WHERE liquidity = 'taker';`,
   },
+  {
+    // An isolated perp order's chosen leverage (null: the tiers'; orders kept before it had none).
+    id: '0206_orders_leverage',
+    sql: `ALTER TABLE orders ADD COLUMN leverage TEXT;`,
+  },
 ];
 
 /** How long orders that ended without a fill stay, by kind (config/env.ts `history`). */
@@ -170,7 +175,7 @@ interface OrderRow {
   remaining_quantity: string; avg_fill_price: string | null; status: OrderStatus; time_in_force: TimeInForce;
   post_only: number; reduce_only: number; margin_mode: MarginMode; stop_price: string | null;
   take_profit_price: string | null; stop_loss_price: string | null; quote_id: string | null;
-  reject_reason: string | null; created_at: number; updated_at: number;
+  reject_reason: string | null; created_at: number; updated_at: number; leverage: string | null;
 }
 
 const opt = (v: Fixed | null): string | null => (v === null ? null : formatDecimal(v));
@@ -191,7 +196,7 @@ export class TradingHistory implements Projector {
         formatDecimal(o.quantity), formatDecimal(o.filledQuantity), formatDecimal(o.remainingQuantity),
         opt(o.avgFillPrice), o.status, o.timeInForce, o.postOnly ? 1 : 0, o.reduceOnly ? 1 : 0, o.marginMode,
         opt(o.stopPrice), opt(o.takeProfitPrice), opt(o.stopLossPrice), o.quoteId, o.rejectReason,
-        o.createdAt, o.updatedAt,
+        o.createdAt, o.updatedAt, opt(o.leverage),
       );
     } else if (event.type === 'fill') {
       const f = event.fill;
@@ -301,8 +306,8 @@ export class TradingHistory implements Projector {
       upsertOrder: this.db.prepare(
         `INSERT INTO orders (id, engine, account_id, market_id, client_order_id, side, type, price, quantity,
          filled_quantity, remaining_quantity, avg_fill_price, status, time_in_force, post_only, reduce_only,
-         margin_mode, stop_price, take_profit_price, stop_loss_price, quote_id, reject_reason, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         margin_mode, stop_price, take_profit_price, stop_loss_price, quote_id, reject_reason, created_at, updated_at, leverage)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET price = excluded.price, quantity = excluded.quantity, filled_quantity = excluded.filled_quantity,
          remaining_quantity = excluded.remaining_quantity, avg_fill_price = excluded.avg_fill_price,
          status = excluded.status, reject_reason = excluded.reject_reason, updated_at = excluded.updated_at`,
@@ -388,5 +393,6 @@ function toOrder(r: OrderRow): OrderRecord {
     rejectReason: r.reject_reason,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    leverage: storedDecimalOrNull(r.leverage),
   };
 }

@@ -133,7 +133,8 @@ function OrderRow(props: PanelProps & { order: PerpOrder }) {
       setBusy(false);
     }
   };
-  const flags = [o.postOnly && 'post-only', o.reduceOnly && 'reduce-only', o.marginMode, o.status === 'untriggered' && `stop ${o.stopPrice}`].filter(Boolean).join(', ');
+  const mode = o.leverage === null ? o.marginMode : `${o.marginMode} ${num(o.leverage)}×`;
+  const flags = [o.postOnly && 'post-only', o.reduceOnly && 'reduce-only', mode, o.status === 'untriggered' && `stop ${o.stopPrice}`].filter(Boolean).join(', ');
   return (
     <tr data-order={o.id} data-testid="order-row">
       <td class="strong">{o.marketId}</td>
