@@ -10,6 +10,8 @@
  * connections: `JournalWriter` makes batches durable while the service runs (off the event loop),
  * `RecoveryJournal` is read on the event loop before the first command, to rebuild the core and
  * complete the history a crash left behind (docs/architecture.md "Durable before acknowledged").
+ * Its reads may be asynchronous (a PostgreSQL driver answers with promises; SQLite answers at once,
+ * with plain values): recovery awaits them, and nothing on the order path reads them.
  */
 import type { Command } from '../core/commands.ts';
 import type { ExchangeEvent } from '../core/events.ts';
@@ -57,15 +59,17 @@ export interface JournalWriter {
  */
 export interface RecoveryJournal {
   /** The seq of the last durable command (0 when the journal is empty). */
-  head(): number;
+  head(): number | Promise<number>;
   /**
    * The records from `fromSeq` to the head, in order and contiguous; throws, naming the seq, at a
    * gap or a record that fails its check, rather than replay past it. `previousLink` is the chain
    * link of the record before `fromSeq` when the caller knows it (a snapshot's header).
+   * Asynchronous for a log read over the network (read in pages as replay goes); a store that
+   * reads synchronously (SQLite) returns a plain Iterable, sparing recovery a promise per record.
    */
-  replay(fromSeq: number, previousLink?: number): Iterable<JournalRecord>;
+  replay(fromSeq: number, previousLink?: number): Iterable<JournalRecord> | AsyncIterable<JournalRecord>;
   /** The history's watermark: the last command whose events the history holds. */
-  projectedSeq(): number;
+  projectedSeq(): number | Promise<number>;
   /**
    * Writes the history of commands `firstSeq ..` (their replayed events) and moves the watermark
    * past them; throws unless the watermark stood at `firstSeq - 1` (each command once, in order).

@@ -206,6 +206,30 @@ test('recovery projects the commands a crash left unprojected, from the replay\'
   db.close();
 });
 
+test('recovery reads a journal port that answers asynchronously (a log over the network) as it reads SQLite', async () => {
+  const live = setUpLagging();
+  for (let i = 0; i < 2; i++) assert.ok((await live.sequencer.submit(deposit(i))).ok);
+  live.writer.project();
+  for (let i = 2; i < 5; i++) assert.ok((await live.sequencer.submit(deposit(i))).ok);
+  const path = live.db.name;
+  live.db.close();
+
+  const { db, journal, sequencer } = restart(path);
+  const recovering = sequencer.recover({
+    records: async function* (fromSeq, previousLink) {
+      for (const record of journal.replay(fromSeq, previousLink)) yield await Promise.resolve(record);
+    },
+  });
+  const refused = await sequencer.submit(deposit(5));
+  assert.ok(!refused.ok && refused.code === 'UNAVAILABLE', 'nothing is accepted while the journal is read');
+  assert.equal((await recovering).replayed, 5);
+  assert.equal(journal.projectedSeq(), 5);
+  assert.equal(sequencer.stats().journalHead, 5, 'the durable watermark starts at the head recovery read');
+  assert.ok((await sequencer.submit(deposit(5))).ok);
+  assert.equal(journal.head(), 6);
+  db.close();
+});
+
 /** A fresh core on the same file, as a restarted service builds it. */
 function restart(path: string, replayCheck: 'strict' | 'warn' = 'strict') {
   const db = openDatabase(path);

@@ -83,7 +83,7 @@ export interface RecoveryOptions {
    * The journal from a seq on, its chain going on from `previousLink` when given (default: the
    * journal's own `replay`; the service reads archived segments too, adapters/store/journal-reader.ts).
    */
-  readonly records?: (fromSeq: number, previousLink?: number) => Iterable<JournalRecord>;
+  readonly records?: (fromSeq: number, previousLink?: number) => Iterable<JournalRecord> | AsyncIterable<JournalRecord>;
   readonly onProgress?: (progress: RecoveryProgress) => void;
   /** How long a slice of replay may hold the event loop before yielding. */
   readonly sliceMs?: number;
@@ -119,7 +119,8 @@ export class Sequencer {
   private readonly listeners: EventListener[] = [];
   private observer: SequencerObserver | null = null;
   private commitCount = 0;
-  private committedSeq: number;
+  /** The durable watermark: the journal's head, read by `recover`, plus every batch acknowledged since. */
+  private committedSeq = 0;
   private inFlight = 0;
   /** What recovery found different under `replayCheck: 'warn'` (null when the replay agreed). */
   replayDivergence: string | null = null;
@@ -135,7 +136,6 @@ export class Sequencer {
     private readonly clock: Clock,
     private readonly options: SequencerOptions,
   ) {
-    this.committedSeq = journal.head();
     writer.onFailure((error) => this.stop(error));
   }
 
@@ -146,15 +146,17 @@ export class Sequencer {
    * live core produced). A snapshot never covers more than the history does (the projection
    * watermark), so the history past the snapshot is always replayed. Runs in slices of about
    * `sliceMs`, yielding to the event loop between them so that `/health` can report progress. Call
-   * once, before the first submit; submits meanwhile are refused.
+   * once, before the first submit; submits meanwhile are refused. It reads the journal's head here,
+   * not in the constructor, because the port's reads may be asynchronous (journal-port.ts).
    */
   async recover(options: RecoveryOptions = {}): Promise<RecoveryResult> {
     const started = performance.now();
-    // Reset in `finally`, which runs before the promise is returned when nothing had to yield.
+    // Set before the first await, so that a submit while the journal is read is refused.
     this.recovering = true;
     try {
-      const projected = this.journal.projectedSeq();
-      const head = this.journal.head();
+      const projected = await this.journal.projectedSeq();
+      const head = await this.journal.head();
+      this.committedSeq = head;
       const report = options.onProgress ?? (() => undefined);
       report({ phase: 'snapshot', done: 0, total: head, snapshotSeq: null });
       const snapshot = options.snapshots?.restoreNewest(this.exchange, Math.min(head, projected)) ?? null;
@@ -165,7 +167,8 @@ export class Sequencer {
       const total = head - from + 1;
       const replayed = await this.replayFrom(records(from, snapshot?.link), projected, options.sliceMs ?? 25,
         (done) => report({ phase: 'journal', done, total, snapshotSeq }));
-      if (this.journal.projectedSeq() !== head) throw new Error(`history at seq ${this.journal.projectedSeq()} after recovery, journal at ${head}`);
+      const projectedAfter = await this.journal.projectedSeq();
+      if (projectedAfter !== head) throw new Error(`history at seq ${projectedAfter} after recovery, journal at ${head}`);
       report({ phase: 'journal', done: replayed, total, snapshotSeq });
       return { replayed, snapshotSeq, journalSeq: head, ms: performance.now() - started };
     } finally {
@@ -177,21 +180,30 @@ export class Sequencer {
    * Applies `records`, checks the replay against the history at its watermark (`projected`) and
    * projects the history of the records past it; yields to the event loop every `sliceMs`.
    */
-  private async replayFrom(records: Iterable<JournalRecord>, projected: number, sliceMs: number, progress: (done: number) => void): Promise<number> {
+  private async replayFrom(records: Iterable<JournalRecord> | AsyncIterable<JournalRecord>, projected: number, sliceMs: number, progress: (done: number) => void): Promise<number> {
     const history = new TailProjection(this.journal, projected + 1);
     let count = 0;
     let sliceStart = performance.now();
-    for (const record of records) {
+    /** Applies one record; true when the slice is used up. */
+    const apply = (record: JournalRecord): boolean => {
       const outcome = this.exchange.execute(record.command, record.ts);
       if (!outcome.ok) throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
       count++;
       if (record.seq === projected) this.checkReplay(projected);
       if (record.seq > projected) history.add({ ts: record.ts, command: record.command, events: outcome.events });
-      if ((count & 255) === 0 && performance.now() - sliceStart >= sliceMs) {
-        progress(count);
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      return (count & 255) === 0 && performance.now() - sliceStart >= sliceMs;
+    };
+    const yieldSlice = async (): Promise<void> => {
+      progress(count);
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    };
+    // A synchronous store's records (SQLite's) are read without a promise per record: awaiting
+    // each one made recovery about 10 % slower (bench/store/recovery.ts, 205,009 commands).
+    if (Symbol.asyncIterator in records) {
+      for await (const record of records) if (apply(record)) await yieldSlice();
+    } else {
+      for (const record of records) if (apply(record)) await yieldSlice();
     }
     history.finish();
     return count;
