@@ -10,20 +10,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, call, fund, signIn, startService, type Reply, type TestService, type Trader } from '../support/harness.ts';
+import { call, signIn, type Reply, type TestService, type Trader } from '../support/harness.ts';
+import { frozenPerpsService, fundPerps, ok, publishIndex } from '../support/perps-http.ts';
 
-const ENV = {
-  FEED: 'push',
-  INDEX_MAX_AGE_MS: '3600000',
-  TICK_MS: '60000',
-  RATE_LIMIT_ANONYMOUS: '1000000',
-  RATE_LIMIT_ACCOUNT: '1000000',
-  RATE_LIMIT_ORDERS: '1000000',
-};
 const BTC = 'BTC-PERP';
 type Json = Reply['body'];
 
-const clock = { t: Date.now(), now() { return this.t; } };
 let svc: TestService;
 let base: string;
 let trader: Trader;
@@ -32,30 +24,17 @@ let poor: Trader;
 let taker: Trader;
 
 before(async () => {
-  svc = await startService(ENV, undefined, { clock });
+  ({ svc } = await frozenPerpsService());
   base = svc.url;
   [trader, other, poor, taker] = await Promise.all([signIn(base), signIn(base), signIn(base), signIn(base)]);
-  const r = await call(base, '/admin/index', { body: { underlying: 'BTC', price: '100000' }, headers: admin });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
+  await publishIndex(base, 'BTC', '100000');
   // The poor trader holds exactly the initial margin of 1 BTC at 100000 (50x: 2,000 USDC).
-  await Promise.all([perps(trader, '1000000'), perps(other, '1000000'), perps(poor, '2000'), perps(taker, '1000000')]);
+  await Promise.all([fundPerps(base, trader, '1000000'), fundPerps(base, other, '1000000'), fundPerps(base, poor, '2000'), fundPerps(base, taker, '1000000')]);
 });
 
 after(async () => {
   await svc.close();
 });
-
-async function perps(t: Trader, amount: string): Promise<void> {
-  await fund(base, t, amount);
-  const r = await call(base, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
-
-async function ok(reply: Promise<Reply>, status: number): Promise<Json> {
-  const r = await reply;
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  return r.body;
-}
 
 async function refused(reply: Promise<Reply>, status: number, code: string): Promise<void> {
   const r = await reply;

@@ -15,21 +15,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatDecimal, fx } from '../../src/core/money.ts';
-import { admin, call, fund, signIn, startService, type Reply, type TestService, type Trader } from '../support/harness.ts';
+import { call, signIn, type Reply, type TestService, type Trader } from '../support/harness.ts';
+import { frozenPerpsService, fundPerps, ok, publishIndex } from '../support/perps-http.ts';
 
-const ENV = {
-  FEED: 'push',
-  INDEX_MAX_AGE_MS: '3600000',
-  TICK_MS: '60000',
-  RATE_LIMIT_ANONYMOUS: '1000000',
-  RATE_LIMIT_ACCOUNT: '1000000',
-  RATE_LIMIT_ORDERS: '1000000',
-};
 const BTC = 'BTC-PERP';
 const ETH = 'ETH-PERP';
 type Json = Reply['body'];
 
-const clock = { t: Date.now(), now() { return this.t; } };
 let svc: TestService;
 let base: string;
 let counterparty: Trader;
@@ -38,36 +30,19 @@ let crossTrader: Trader;
 let richTrader: Trader;
 
 before(async () => {
-  svc = await startService(ENV, undefined, { clock });
+  ({ svc } = await frozenPerpsService());
   base = svc.url;
   // Sign-in messages carry the real time: sign in while the frozen clock is still close to it.
   [counterparty, isolatedTrader, crossTrader, richTrader] = await Promise.all([signIn(base), signIn(base), signIn(base), signIn(base)]);
   await Promise.all([
-    publish('BTC', '100000'), publish('ETH', '3000'),
-    perps(counterparty, '10000000'), perps(isolatedTrader, '20000'), perps(crossTrader, '30000'), perps(richTrader, '100000'),
+    publishIndex(base, 'BTC', '100000'), publishIndex(base, 'ETH', '3000'),
+    fundPerps(base, counterparty, '10000000'), fundPerps(base, isolatedTrader, '20000'), fundPerps(base, crossTrader, '30000'), fundPerps(base, richTrader, '100000'),
   ]);
 });
 
 after(async () => {
   await svc.close();
 });
-
-async function publish(underlying: string, price: string): Promise<void> {
-  const r = await call(base, '/admin/index', { body: { underlying, price }, headers: admin });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
-
-async function perps(t: Trader, amount: string): Promise<void> {
-  await fund(base, t, amount);
-  const r = await call(base, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
-
-async function ok(reply: Promise<Reply>, status: number): Promise<Json> {
-  const r = await reply;
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  return r.body;
-}
 
 const post = (t: Trader, path: string, body: Record<string, unknown>) => call(base, path, { method: 'POST', token: t.token, body });
 
