@@ -6,7 +6,7 @@
  *
  * Liquidation price: the mark at which the position's equity would meet its maintenance margin,
  * with every other position held at its current mark and the position's own tier rate (the
- * Hyperliquid-style estimate of research/mechanics.md 1.5):
+ * Hyperliquid-style estimate, docs/architecture.md "Linear engine"):
  *   isolated: m = (cost − isolatedMargin) / (size − |size|·mmr)
  *   cross:    m = (MM_others − crossEquity + size·mark) / (size − |size|·mmr)
  * (size and cost signed, in base units and USDC), rounded to the tick. Null when no such positive
