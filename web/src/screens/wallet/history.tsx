@@ -36,14 +36,28 @@ export function History(props: Props) {
   );
 }
 
-/** A stack of page cursors: the newest page has none; "Older" pushes the next, "Newer" pops. */
-function usePages<C>(): { cursor: C | undefined; page: number; older: (next: C) => void; newer: () => void } {
+/**
+ * One history list a page at a time: a stack of page cursors (the newest page has none; "Older"
+ * pushes the cursor of the page's last row, "Newer" pops), the page read with `readPage`, the newest
+ * page polled every `newestEveryMs` and re-read when the balances move, older pages kept still.
+ */
+function usePagedHistory<T, C>(props: Props, readPage: (query: { limit: number; before?: C }) => Promise<T[]>, cursorOf: (row: T) => C, newestEveryMs: number) {
   const [stack, setStack] = useState<readonly C[]>([]);
+  const before = stack[stack.length - 1];
+  const query = before === undefined ? { limit: PAGE } : { limit: PAGE, before };
+  const [rows, read] = usePoll(() => readPage(query), before === undefined ? newestEveryMs : 300_000, `${props.address}:${String(before ?? 'newest')}`);
+  useOnRevision(props.revision, () => {
+    if (before === undefined) read();
+  });
+  const list = rows ?? [];
+  const last = list[list.length - 1];
+  const page = stack.length + 1;
   return {
-    cursor: stack[stack.length - 1],
-    page: stack.length + 1,
-    older: (next) => setStack((s) => [...s, next]),
-    newer: () => setStack((s) => s.slice(0, -1)),
+    list,
+    /** Read at least once, and holding no row. */
+    empty: rows !== null && list.length === 0,
+    page,
+    pager: <Pager page={page} full={list.length === PAGE} older={() => last !== undefined && setStack((s) => [...s, cursorOf(last)])} newer={() => setStack((s) => s.slice(0, -1))} />,
   };
 }
 
@@ -68,16 +82,8 @@ function reference(ref: string | null, txHash: string | null): string {
   return txHash === null ? '' : `${txHash.slice(0, 10)}…`;
 }
 
-function Ledger({ client, address, revision }: Props) {
-  const pages = usePages<number>();
-  const before = pages.cursor;
-  const query = before === undefined ? { limit: PAGE } : { limit: PAGE, before };
-  const [rows, read] = usePoll(() => client.get('/wallet/history', { query }), before === undefined ? 10_000 : 300_000, `${address}:${before ?? 'newest'}`);
-  useOnRevision(revision, () => {
-    if (before === undefined) read();
-  });
-  const list = rows ?? [];
-  const last = list[list.length - 1];
+function Ledger(props: Props) {
+  const { list, empty, page, pager } = usePagedHistory(props, (query: { limit: number; before?: number }) => props.client.get('/wallet/history', { query }), (e) => Number(e.id), 10_000);
   return (
     <>
       <div class="table-scroll">
@@ -100,22 +106,14 @@ function Ledger({ client, address, revision }: Props) {
           </tbody>
         </table>
       </div>
-      {rows !== null && list.length === 0 && <p class="muted small-note">{pages.page === 1 ? 'No entry yet: deposit to start.' : 'No older entries.'}</p>}
-      <Pager page={pages.page} full={list.length === PAGE} older={() => last !== undefined && pages.older(Number(last.id))} newer={pages.newer} />
+      {empty && <p class="muted small-note">{page === 1 ? 'No entry yet: deposit to start.' : 'No older entries.'}</p>}
+      {pager}
     </>
   );
 }
 
-function Settlements({ client, address, revision }: Props) {
-  const pages = usePages<string>();
-  const before = pages.cursor;
-  const query = before === undefined ? { limit: PAGE } : { limit: PAGE, before };
-  const [rows, read] = usePoll(() => client.get('/wallet/settlements', { query }), before === undefined ? 5_000 : 300_000, `${address}:${before ?? 'newest'}`);
-  useOnRevision(revision, () => {
-    if (before === undefined) read();
-  });
-  const list = rows ?? [];
-  const last = list[list.length - 1];
+function Settlements(props: Props) {
+  const { list, empty, page, pager } = usePagedHistory(props, (query: { limit: number; before?: string }) => props.client.get('/wallet/settlements', { query }), (s) => s.id, 5_000);
   return (
     <>
       <div class="table-scroll">
@@ -139,8 +137,8 @@ function Settlements({ client, address, revision }: Props) {
           </tbody>
         </table>
       </div>
-      {rows !== null && list.length === 0 && <p class="muted small-note">{pages.page === 1 ? 'No deposit or withdrawal yet.' : 'No older records.'}</p>}
-      <Pager page={pages.page} full={list.length === PAGE} older={() => last !== undefined && pages.older(last.id)} newer={pages.newer} />
+      {empty && <p class="muted small-note">{page === 1 ? 'No deposit or withdrawal yet.' : 'No older records.'}</p>}
+      {pager}
     </>
   );
 }
