@@ -79,3 +79,21 @@ function parseLeverage(value: number | string): Fixed {
   }
   return parseAmount(String(value), 'leverage', 2);
 }
+
+/**
+ * An amend's change (POST /orders/{id}/modify and /perps/orders/{id}/modify, the same body): the
+ * new price and the new total quantity at the precision of the order's market (`specOf` finds the
+ * order, answering 404/409 when it is not live), null where unchanged. An empty change is refused
+ * before the order is looked up.
+ */
+export async function amendChange(
+  body: { readonly price?: string; readonly quantity?: string },
+  specOf: () => Promise<MarketSpec>,
+): Promise<{ price: Fixed | null; quantity: Fixed | null }> {
+  if (body.price === undefined && body.quantity === undefined) throw apiError('VALIDATION_ERROR', 'give a price, a quantity or both');
+  const spec = await specOf();
+  return {
+    price: body.price === undefined ? null : parsePrice(body.price, 'price', spec.priceDecimals),
+    quantity: body.quantity === undefined ? null : parseSize(body.quantity, 'quantity', spec.sizeDecimals),
+  };
+}

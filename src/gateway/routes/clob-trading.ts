@@ -12,10 +12,9 @@ import type { MarketSpec } from '../../core/markets.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { execute, histories, type GatewayContext } from '../context.ts';
-import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec } from '../format.ts';
-import { checkOrderBodies, orderRequest } from '../order-requests.ts';
+import { amendChange, checkOrderBodies, orderRequest } from '../order-requests.ts';
 import {
   ClobCancelAllBody, ClobOrderBody, ClobOrderResultView, ClobPreviewView, ClobQuoteLevel, ClobQuoteResult,
   ModifyBody,
@@ -105,18 +104,8 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const address = callerAddress(req);
     const id = Number(req.params.id);
-    const { price, quantity } = req.body;
-    if (price === undefined && quantity === undefined) {
-      throw apiError('VALIDATION_ERROR', 'give a price, a quantity or both');
-    }
-    const spec = await liveOrderSpec(ctx, address, id);
-    const outcome = await ctx.sequencer.submit({
-      type: 'clob.modify',
-      account: address,
-      orderId: id,
-      price: price === undefined ? null : parsePrice(price, 'price', spec.priceDecimals),
-      quantity: quantity === undefined ? null : parseSize(quantity, 'quantity', spec.sizeDecimals),
-    });
+    const change = await amendChange(req.body, () => liveOrderSpec(ctx, address, id));
+    const outcome = await ctx.sequencer.submit({ type: 'clob.modify', account: address, orderId: id, ...change });
     if (!outcome.ok && outcome.code === 'NOT_FOUND') throw await finishedOrNotFound(ctx, address, id);
     if (!outcome.ok) throw apiError(outcome.code, outcome.message);
     return clobPlaceView(ctx, outcome.result, address);

@@ -17,7 +17,7 @@ import { execute, histories, type GatewayContext } from '../context.ts';
 import { parsePrice, parseSize } from '../decimals.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull } from '../format.ts';
-import { checkOrderBodies, orderRequest } from '../order-requests.ts';
+import { amendChange, checkOrderBodies, orderRequest } from '../order-requests.ts';
 import { ModifyBody } from '../schemas/clob.ts';
 import { EmptyBody, OrderIdParams, responses } from '../schemas/common.ts';
 import {
@@ -179,16 +179,8 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const address = callerAddress(req);
     const id = Number(req.params.id);
-    const { price, quantity } = req.body;
-    if (price === undefined && quantity === undefined) throw apiError('VALIDATION_ERROR', 'give a price, a quantity or both');
-    const spec = await liveOrderSpec(ctx, address, id);
-    const outcome = await ctx.sequencer.submit({
-      type: 'perp.modify',
-      account: address,
-      orderId: id,
-      price: price === undefined ? null : parsePrice(price, 'price', spec.priceDecimals),
-      quantity: quantity === undefined ? null : parseSize(quantity, 'quantity', spec.sizeDecimals),
-    });
+    const change = await amendChange(req.body, () => liveOrderSpec(ctx, address, id));
+    const outcome = await ctx.sequencer.submit({ type: 'perp.modify', account: address, orderId: id, ...change });
     if (!outcome.ok && outcome.code === 'NOT_FOUND') throw await endedOrNotFound(ctx, address, id);
     if (!outcome.ok) throw apiError(outcome.code, outcome.message);
     return result(outcome.result, address);
