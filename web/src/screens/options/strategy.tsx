@@ -12,7 +12,7 @@ import { addDecimal, negateDecimal, type BodyOf, type ExchangeClient, type Respo
 import { num, tone } from '../../lib/format.ts';
 import { notify, reportError } from '../../lib/notify.ts';
 import type { Side } from './chain.tsx';
-import { usePreview } from './use-preview.ts';
+import { usePreview } from '../../lib/use-preview.ts';
 
 type StrategyBody = BodyOf<'/options/orders/strategy', 'post'>;
 type StrategyPreview = ResponseOf<'/options/orders/strategy/preview', 'post'>;

@@ -13,7 +13,7 @@ import { num } from '../../lib/format.ts';
 import { notify, reportError } from '../../lib/notify.ts';
 import type { Instrument, OptionRow } from './board.ts';
 import type { Pick, Side } from './chain.tsx';
-import { usePreview, type PreviewState } from './use-preview.ts';
+import { usePreview, type PreviewState } from '../../lib/use-preview.ts';
 
 type OrderBody = BodyOf<'/options/orders', 'post'>;
 type Preview = ResponseOf<'/options/orders/preview', 'post'>;

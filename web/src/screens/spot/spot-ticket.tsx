@@ -10,7 +10,8 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import { newClientId, type ClobOrderInput, type ExchangeClient, type Market, type ResponseOf } from '../../../../sdk/src/index.ts';
 import { num } from '../../lib/format.ts';
-import { describeError, notify } from '../../lib/notify.ts';
+import { notify } from '../../lib/notify.ts';
+import { usePreview, type PreviewState } from '../../lib/use-preview.ts';
 import { useAction } from '../wallet/use-action.ts';
 import type { AssetRow } from './spot-balances.tsx';
 
@@ -64,7 +65,7 @@ export function SpotTicket(props: SpotTicketProps) {
   }, [props.picked?.n]);
   useEffect(() => setDraft((d) => ({ ...START, side: d.side })), [props.marketId]);
   const body = orderBody(props.marketId, draft);
-  const preview = usePreview(props.client, typeof body === 'string' ? null : body);
+  const preview = usePreview(props.client, typeof body === 'string' ? null : body, askPreview, 3_000);
   const [sending, run] = useAction();
   const send = async (e: Event) => {
     e.preventDefault();
@@ -127,37 +128,10 @@ function TimeInForceSelect(props: { type: Draft['type']; value: TimeInForce; onC
   );
 }
 
-interface PreviewState {
-  readonly body: string;
-  readonly result: Preview | null;
-  readonly error: string | null;
-}
+/** The API's dry run of a spot order: 250 ms after the trader stops typing, then every 3 s (the book moves). */
+const askPreview = (client: ExchangeClient, body: ClobOrderInput) => client.post('/orders/preview', { body });
 
-/** The API's dry run of `body`: 250 ms after the trader stops typing, then every 3 s (the book moves). */
-function usePreview(client: ExchangeClient | null, body: ClobOrderInput | null): PreviewState | null {
-  const [state, setState] = useState<PreviewState | null>(null);
-  const key = body === null ? '' : JSON.stringify(body);
-  useEffect(() => {
-    if (client === null || body === null) return undefined;
-    let stopped = false;
-    const read = () => {
-      client
-        .post('/orders/preview', { body })
-        .then((result) => !stopped && setState({ body: key, result, error: null }))
-        .catch((e: unknown) => !stopped && setState({ body: key, result: null, error: describeError(e) }));
-    };
-    const first = setTimeout(read, 250);
-    const again = setInterval(read, 3_000);
-    return () => {
-      stopped = true;
-      clearTimeout(first);
-      clearInterval(again);
-    };
-  }, [client, key]);
-  return state !== null && state.body === key ? state : null;
-}
-
-function PreviewBox(props: { signedIn: boolean; body: ClobOrderInput | string; preview: PreviewState | null; base: string; quote: string }) {
+function PreviewBox(props: { signedIn: boolean; body: ClobOrderInput | string; preview: PreviewState<Preview> | null; base: string; quote: string }) {
   const { preview } = props;
   return (
     <div class="spot-preview" aria-live="polite" data-testid="spot-preview">

@@ -15,7 +15,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ExchangeClient, PerpOrderInput, ResponseOf } from '../../../../sdk/src/index.ts';
 import type { Market } from '../../api/markets.ts';
 import { num, sign } from '../../lib/format.ts';
-import { describeError, notify, reportError } from '../../lib/notify.ts';
+import { notify, reportError } from '../../lib/notify.ts';
+import { usePreview, type PreviewState } from '../../lib/use-preview.ts';
 import type { PerpAccount } from './use-perp-account.ts';
 
 type Preview = ResponseOf<'/perps/orders/preview', 'post'>;
@@ -87,7 +88,7 @@ export function Ticket(props: TicketProps) {
   useEffect(() => setDraft((d) => ({ ...START, side: d.side, marginMode: d.marginMode, leverage: d.leverage })), [props.marketId]);
 
   const body = orderBody(props.marketId, draft);
-  const preview = usePreview(props.client, typeof body === 'string' ? null : body);
+  const preview = usePreview(props.client, typeof body === 'string' ? null : body, askPreview);
   const send = async (e: Event) => {
     e.preventDefault();
     if (props.client === null || typeof body === 'string' || sending) return;
@@ -190,28 +191,10 @@ function DecimalField(props: { label: string; hint?: string; name: string; value
   );
 }
 
-/** The API's dry run of `body`, read 250 ms after the trader stops typing. */
-function usePreview(client: ExchangeClient | null, body: PerpOrderInput | null): { body: string; result: Preview | null; error: string | null } | null {
-  const [state, setState] = useState<{ body: string; result: Preview | null; error: string | null } | null>(null);
-  const key = body === null ? '' : JSON.stringify(body);
-  useEffect(() => {
-    if (client === null || body === null) return undefined;
-    let stopped = false;
-    const timer = setTimeout(() => {
-      client
-        .post('/perps/orders/preview', { body })
-        .then((result) => !stopped && setState({ body: key, result, error: null }))
-        .catch((e: unknown) => !stopped && setState({ body: key, result: null, error: describeError(e) }));
-    }, 250);
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [client, key]);
-  return state !== null && state.body === key ? state : null;
-}
+/** The API's dry run of a perp order (the ticket asks it 250 ms after the trader stops typing). */
+const askPreview = (client: ExchangeClient, body: PerpOrderInput) => client.post('/perps/orders/preview', { body });
 
-function PreviewBox(props: TicketProps & { draft: Draft; body: PerpOrderInput | string; preview: ReturnType<typeof usePreview> }) {
+function PreviewBox(props: TicketProps & { draft: Draft; body: PerpOrderInput | string; preview: PreviewState<Preview> | null }) {
   const { preview, draft } = props;
   const position = props.account.positions?.find((p) => p.marketId === props.marketId && p.marginMode === draft.marginMode);
   const quote = props.market?.quoteSymbol ?? 'USDC';
