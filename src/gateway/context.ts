@@ -11,8 +11,8 @@ import type { Settings } from '../config/env.ts';
 import type { CommandOf, CommandType } from '../core/commands.ts';
 import type { Exchange, ResultOf } from '../core/exchange.ts';
 import type { ChainPort } from '../runtime/chain-port.ts';
-import type { Sequencer } from '../runtime/sequencer.ts';
 import type { ApiKeys } from './auth/api-keys.ts';
+import type { CommandDoor } from './command-door.ts';
 import type { Sessions } from './auth/sessions.ts';
 import type { SiweVerifier } from './auth/siwe.ts';
 import type { SignInThrottle } from './rate-limit.ts';
@@ -28,7 +28,8 @@ export interface Histories {
 
 export interface GatewayContext {
   readonly settings: Settings;
-  readonly sequencer: Sequencer;
+  /** The only way to change state (command-door.ts): the in-process sequencer, or a remote core's door. */
+  readonly sequencer: CommandDoor;
   readonly exchange: Exchange;
   /** The history tables: read them through `histories(ctx)`, which waits until they are current. */
   readonly history: Histories;

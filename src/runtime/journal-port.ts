@@ -19,6 +19,11 @@ import type { Ledger } from '../core/ledger/ledger.ts';
 
 /** A command the core applied, stamped with its time, and the events it produced: what is appended. */
 export interface CommittedCommand {
+  /**
+   * The id the submitter gave the command (the distributed mode's gateways do): the log keeps
+   * each id once, so a submission retried after a failover is applied once.
+   */
+  readonly commandId?: string;
   readonly ts: number;
   readonly command: Command;
   readonly events: readonly ExchangeEvent[];

@@ -243,7 +243,11 @@ export class Sequencer {
     this.observer = observer;
   }
 
-  submit<T extends CommandType>(command: CommandOf<T>): Promise<Outcome<ResultOf<T>>> {
+  /**
+   * Applies `command` and answers once its batch is durable. `commandId` is the submitter's id for
+   * it (a distributed gateway's), kept with the record so that the log applies an id once.
+   */
+  submit<T extends CommandType>(command: CommandOf<T>, commandId?: string): Promise<Outcome<ResultOf<T>>> {
     if (this.fatal !== null) return Promise.resolve(STOPPED);
     if (this.recovering) return Promise.resolve(RECOVERING);
     let outcome: Outcome<ResultOf<T>>;
@@ -253,7 +257,7 @@ export class Sequencer {
       this.stop(error);
       return Promise.resolve(reject('INTERNAL', 'internal error'));
     }
-    if (outcome.ok) this.batch.push({ ts: this.exchange.now(), command, events: outcome.events });
+    if (outcome.ok) this.batch.push({ commandId, ts: this.exchange.now(), command, events: outcome.events });
     this.observer?.command(command.type, outcome.ok ? null : outcome.code);
     return new Promise((resolve) => {
       this.replies.push({ outcome, resolve: resolve as (o: Outcome<unknown>) => void });
