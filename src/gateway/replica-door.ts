@@ -1,0 +1,131 @@
+/**
+ * The command door of a distributed gateway (docs/architecture.md "Distributed mode"): commands go
+ * to the leader core (over NATS, through the `CommandSender` port), and are answered from this
+ * gateway's replica of the core once it has applied them from the durable log. The leader's reply
+ * says only "durable at seq n" or "rejected"; the result a client sees is the replica's own outcome
+ * for the command (the core is deterministic, so it is the leader's), which also means a client
+ * that is answered can read its change back from this gateway at once.
+ *
+ * Reads are linearizable across gateways: `barrier()` reads the log's head from the database and
+ * waits until the replica has applied it, so whatever any gateway acknowledged before a read
+ * began is in what the read shows. Concurrent barriers share one head query (the one in flight
+ * when they arrive would miss what was acknowledged just before them, so they join the next).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Command, CommandOf, CommandType } from '../core/commands.ts';
+import { reject, type Rejection } from '../core/errors.ts';
+import type { Outcome, ResultOf } from '../core/exchange.ts';
+import type { LogFollower } from '../runtime/log-follower.ts';
+import type { EventListener } from '../runtime/sequencer.ts';
+import type { CommandDoor } from './command-door.ts';
+
+/** What the leader answered: durable at `seq`, or rejected (with a retry hint when no leader answered). */
+export type SendReply = { readonly ok: true; readonly seq: number } | (Rejection & { readonly retryAfterSeconds?: number });
+
+/** The gateway's port to the leader core (the NATS command bus implements it). */
+export interface CommandSender {
+  /** Sends `command` under `commandId` (reused on every retry, so the leader applies it once). */
+  send(commandId: string, command: Command): Promise<SendReply>;
+}
+
+/** The log's durable head, read from the database (not from the leader). */
+export type HeadReader = () => Promise<number>;
+
+/** How far the history in the database has been projected. */
+export type HistoryWatermark = () => Promise<number>;
+
+export class ReplicaDoor implements CommandDoor {
+  private commits = 0;
+  private headQuery: Promise<number> | null = null;
+  private nextHeadQuery: Promise<number> | null = null;
+
+  constructor(
+    private readonly replica: LogFollower,
+    private readonly sender: CommandSender,
+    private readonly readHead: HeadReader,
+    private readonly historyWatermark: HistoryWatermark,
+    private readonly options: { readonly historyWaitMs: number; readonly historyPollMs: number } = { historyWaitMs: 5_000, historyPollMs: 5 },
+  ) {
+    replica.subscribe(() => this.commits++);
+  }
+
+  submit<T extends CommandType>(command: CommandOf<T>): Promise<Outcome<ResultOf<T>>> {
+    if (!this.replica.isHealthy()) return Promise.resolve(REPLICA_STOPPED);
+    const commandId = randomUUID();
+    return new Promise((resolve) => {
+      let answered = false;
+      const answer = (outcome: Outcome<unknown>) => {
+        if (answered) return;
+        answered = true;
+        resolve(outcome as Outcome<ResultOf<T>>);
+      };
+      // Registered before sending: the replica may apply the record before the reply arrives.
+      const withdraw = this.replica.expect(commandId, (outcome) => answer(outcome));
+      this.sender.send(commandId, command).then(
+        (reply) => {
+          if (!reply.ok) {
+            withdraw();
+            answer(reply);
+            return;
+          }
+          this.replica.whenApplied(reply.seq).then(
+            // Applied up to the seq the leader named, yet the id never came through: the logs disagree.
+            () => answer(reject('INTERNAL', `command ${commandId} was acknowledged at seq ${reply.seq} but is not in the log`)),
+            () => answer(REPLICA_STOPPED),
+          );
+        },
+        () => {
+          withdraw();
+          answer(reject('UNAVAILABLE', 'the exchange core could not be reached'));
+        },
+      );
+    });
+  }
+
+  async barrier(): Promise<void> {
+    if (!this.replica.isHealthy()) throw new Error('the replica of the core has stopped');
+    await this.replica.whenApplied(await this.currentHead());
+  }
+
+  async historyBarrier(): Promise<void> {
+    const target = await this.currentHead();
+    const deadline = performance.now() + this.options.historyWaitMs;
+    while ((await this.historyWatermark()) < target) {
+      if (performance.now() > deadline) throw new Error(`the history has not reached seq ${target}`);
+      await new Promise((resolve) => setTimeout(resolve, this.options.historyPollMs));
+    }
+  }
+
+  subscribe(listener: EventListener): () => void {
+    return this.replica.subscribe(listener);
+  }
+
+  isHealthy(): boolean {
+    return this.replica.isHealthy();
+  }
+
+  stats(): { commits: number; journalHead: number } {
+    return { commits: this.commits, journalHead: this.replica.appliedSeq };
+  }
+
+  /**
+   * The log's head as of a moment after this call: joins the query not yet sent, or queues one to
+   * go out when the one in flight returns.
+   */
+  private currentHead(): Promise<number> {
+    if (this.nextHeadQuery !== null) return this.nextHeadQuery;
+    if (this.headQuery === null) {
+      this.headQuery = this.readHead().finally(() => (this.headQuery = null));
+      return this.headQuery;
+    }
+    const next = this.headQuery.catch(() => undefined).then(() => {
+      this.nextHeadQuery = null;
+      this.headQuery = this.readHead().finally(() => (this.headQuery = null));
+      return this.headQuery;
+    });
+    this.nextHeadQuery = next;
+    return next;
+  }
+}
+
+const REPLICA_STOPPED: Rejection = reject('UNAVAILABLE', 'this gateway\'s replica of the core has stopped');
