@@ -101,3 +101,22 @@ test('PUBLIC_ORIGIN defaults to where the service listens (a wildcard HOST: loca
   assert.equal(loadSettings({ HOST: '::' }).publicOrigin, 'http://localhost:8080');
   assert.equal(loadSettings({ PUBLIC_ORIGIN: 'https://exchange.example' }).publicOrigin, 'https://exchange.example');
 });
+
+test('ROLE: the embedded default; the distributed roles need NATS_URL and DATABASE_URL, the default refuses them', () => {
+  const base = loadSettings({});
+  assert.equal(base.role, 'all');
+  assert.equal(base.distributed, null);
+  const urls = { NATS_URL: 'nats://10.0.0.1:4222,nats://10.0.0.2:4222', DATABASE_URL: 'postgres://exchange@10.0.0.3:5432/exchange' };
+  for (const role of ['core', 'gateway'] as const) {
+    const s = loadSettings({ ROLE: role, ...urls });
+    assert.equal(s.role, role);
+    assert.deepEqual(s.distributed, { natsUrl: urls.NATS_URL, databaseUrl: urls.DATABASE_URL });
+    assert.throws(() => loadSettings({ ROLE: role, NATS_URL: urls.NATS_URL }), /ROLE=\w+ needs NATS_URL and DATABASE_URL/);
+  }
+  assert.throws(() => loadSettings({ ROLE: 'sequencer' }), (e: unknown) => e instanceof ConfigError && e.message.startsWith('ROLE'));
+  assert.throws(() => loadSettings(urls), /select the distributed mode/);
+  assert.throws(() => loadSettings({ ROLE: 'core', ...urls, NATS_URL: 'http://x' }), /NATS_URL must be/);
+  assert.throws(() => loadSettings({ ROLE: 'core', ...urls, DATABASE_URL: 'mysql://x' }), /DATABASE_URL must be/);
+  assert.equal(loadSettings({ ROLE: 'core', ...urls, MARKET_MAKER_GATEWAY: 'http://10.0.0.5:8080/' }).marketMakerGateway, 'http://10.0.0.5:8080');
+  assert.throws(() => loadSettings({ MARKET_MAKER_GATEWAY: 'ftp://x' }), /MARKET_MAKER_GATEWAY must be/);
+});

@@ -11,6 +11,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 
 export interface Settings {
+  /**
+   * Which part of the exchange this process runs (docs/deploy.md): `all` is the embedded default
+   * (one process, SQLite); `core` and `gateway` are the distributed mode, on `distributed`.
+   */
+  readonly role: 'all' | 'core' | 'gateway';
+  /** The distributed mode's servers (NATS_URL, DATABASE_URL): required by `core` and `gateway`, unused by `all`. */
+  readonly distributed: { readonly natsUrl: string; readonly databaseUrl: string } | null;
+  /** The simulated chain's SQLite file (default DATA_DIR/chain.sqlite); processes of one host may share it. */
+  readonly simulatedChainFile: string | null;
+  /** The gateway the market maker trades through when this process has none of its own (ROLE=core). */
+  readonly marketMakerGateway: string | null;
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
@@ -136,7 +147,12 @@ export function loadSettings(env: Env = readEnv()): Settings {
     maxBufferBytes: int(env, 'SSE_MAX_BUFFER_BYTES', 262_144, 1024, 67_108_864),
     authRecheckMs: int(env, 'SSE_AUTH_RECHECK_MS', 1000, 50, 60_000),
   };
+  const role = oneOf(env, 'ROLE', ['all', 'core', 'gateway'] as const, 'all');
   return {
+    role,
+    distributed: distributedServers(env, role),
+    simulatedChainFile: nonEmpty(env.SIMULATED_CHAIN_FILE),
+    marketMakerGateway: gatewayUrl(nonEmpty(env.MARKET_MAKER_GATEWAY)),
     port,
     host,
     dataDir: env.DATA_DIR ?? './data',
@@ -185,6 +201,34 @@ export function loadSettings(env: Env = readEnv()): Settings {
       unfilledQuoteRetentionMs: int(env, 'HISTORY_UNFILLED_QUOTE_RETENTION_MS', 3_600_000, 1000, 3650 * 86_400_000),
     },
   };
+}
+
+/** NATS_URL and DATABASE_URL: both required by the distributed roles, refused by the embedded one. */
+function distributedServers(env: Env, role: Settings['role']): Settings['distributed'] {
+  const natsUrl = nonEmpty(env.NATS_URL);
+  const databaseUrl = nonEmpty(env.DATABASE_URL);
+  if (role === 'all') {
+    if (natsUrl !== null || databaseUrl !== null) throw new ConfigError('NATS_URL and DATABASE_URL select the distributed mode: set ROLE=core or ROLE=gateway with them');
+    return null;
+  }
+  if (natsUrl === null || databaseUrl === null) throw new ConfigError(`ROLE=${role} needs NATS_URL and DATABASE_URL (docs/deploy.md)`);
+  if (!natsUrl.split(',').every((u) => /^nats:\/\/\S+$/.test(u.trim()))) throw new ConfigError('NATS_URL must be nats:// URLs, comma-separated');
+  if (!/^postgres(ql)?:\/\/[^\s]+$/.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  return { natsUrl, databaseUrl };
+}
+
+/** MARKET_MAKER_GATEWAY: the base URL of a gateway (http or https, no path). */
+function gatewayUrl(raw: string | null): string | null {
+  if (raw === null) return null;
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/') {
+    throw new ConfigError(`MARKET_MAKER_GATEWAY must be a gateway's base URL such as http://10.0.0.5:8080, got ${JSON.stringify(raw)}`);
+  }
+  return url.origin;
+}
+
+function nonEmpty(value: string | undefined): string | null {
+  return value === undefined || value.trim() === '' ? null : value.trim();
 }
 
 /**
