@@ -2,14 +2,16 @@
  * The sequencer's journal port: what the sequencer asks of the durable command log, and nothing
  * about where that log is kept. The sequencer owns it (dependencies point inward); the embedded
  * default implements it with SQLite (adapters/store/journal.ts and journal-writer.ts), and the
- * composition root (service.ts) chooses the implementation. A log on other infrastructure (a
- * PostgreSQL command log in the distributed mode) implements the same two interfaces, so the
- * sequencer, its group commit and its recovery stay one piece of code for both modes.
+ * composition root (service.ts) chooses the implementation. A log on other infrastructure (the
+ * PostgreSQL command log of the distributed mode, adapters/postgres/command-log.ts) implements the
+ * writer and the log side of recovery (`RecoveryLog`), so the sequencer, its group commit and its
+ * recovery stay one piece of code for both modes; that core keeps no history of its own (a
+ * projector writes it), so it has no `RecoveryHistory` and its `whenProjected` rejects.
  *
  * Two sides, because they run at different times and, in the embedded default, on different
  * connections: `JournalWriter` makes batches durable while the service runs (off the event loop),
- * `RecoveryJournal` is read on the event loop before the first command, to rebuild the core and
- * complete the history a crash left behind (docs/architecture.md "Durable before acknowledged").
+ * `RecoveryLog` (with `RecoveryHistory` beside it: a `RecoveryJournal`) is read on the event loop
+ * before the first command, to rebuild the core and complete the history a crash left behind (docs/architecture.md "Durable before acknowledged").
  * Its reads may be asynchronous (a PostgreSQL driver answers with promises; SQLite answers at once,
  * with plain values): recovery awaits them, and nothing on the order path reads them.
  */
@@ -51,6 +53,8 @@ export interface JournalWriter {
   /**
    * Resolves once the history holds every command up to journal seq `seq` (history reads wait for
    * what was acknowledged before them); rejects if the history can no longer follow the journal.
+   * A writer whose process keeps no history (the distributed core's log: a projector of its own
+   * writes the history, and history reads wait on its watermark) rejects, saying so.
    */
   whenProjected(seq: number): Promise<void>;
   /** Called once if the writer fails, whether or not a call is waiting on it (fail-stop). */
@@ -58,11 +62,10 @@ export interface JournalWriter {
 }
 
 /**
- * The read side, as recovery uses it before the first command: the journal's durable head and its
- * records, and the history beside it, whose watermark may trail the head after a crash (it is
- * derived data, written after the acknowledgement).
+ * The log side of recovery, read on the event loop before the first command: the journal's
+ * durable head and its records.
  */
-export interface RecoveryJournal {
+export interface RecoveryLog {
   /** The seq of the last durable command (0 when the journal is empty). */
   head(): number | Promise<number>;
   /**
@@ -73,6 +76,13 @@ export interface RecoveryJournal {
    * reads synchronously (SQLite) returns a plain Iterable, sparing recovery a promise per record.
    */
   replay(fromSeq: number, previousLink?: number): Iterable<JournalRecord> | AsyncIterable<JournalRecord>;
+}
+
+/**
+ * The history beside the log, as recovery completes and checks it: its watermark may trail the
+ * head after a crash (it is derived data, written after the acknowledgement).
+ */
+export interface RecoveryHistory {
   /** The history's watermark: the last command whose events the history holds. */
   projectedSeq(): number | Promise<number>;
   /**
@@ -85,4 +95,16 @@ export interface RecoveryJournal {
    * core no longer reproduces what clients were shown); empty when they agree.
    */
   replayDifferences(ledger: Ledger): string[];
+}
+
+/**
+ * A journal with its history in the same process (the embedded default: SQLite holds both), which
+ * recovery completes and checks against the replay. The distributed core recovers from a
+ * `RecoveryLog` alone: its history is a separate projector's, which follows the log by itself.
+ */
+export interface RecoveryJournal extends RecoveryLog, RecoveryHistory {}
+
+/** Whether recovery has a history to complete and check beside `journal`. */
+export function keepsHistory(journal: RecoveryLog): journal is RecoveryJournal {
+  return 'projectedSeq' in journal;
 }

@@ -24,6 +24,10 @@
  * nothing a client or a stream saw can be lost by `kill -9`. Rejections change nothing; they are
  * answered in order with the batch they arrived in.
  *
+ * The distributed core keeps no history in its process (a projector of its own writes it from the
+ * command log): its recovery journal is a `RecoveryLog` without the history side, and recovery then
+ * replays the log only, with nothing to project or check against (journal-port.ts).
+ *
  * Fail-stop: if the journal or the history cannot be written, or the core throws (an invariant broke), everything
  * in flight is answered UNAVAILABLE/INTERNAL, further commands are refused, and `onFatal` runs
  * (main.ts exits the process; restart replays the journal).
@@ -32,7 +36,7 @@ import type { Command, CommandOf, CommandType } from '../core/commands.ts';
 import type { ExchangeEvent } from '../core/events.ts';
 import { reject, type RejectCode, type Rejection } from '../core/errors.ts';
 import type { Exchange, Outcome, ResultOf } from '../core/exchange.ts';
-import type { CommittedCommand, JournalRecord, JournalWriter, RecoveryJournal } from './journal-port.ts';
+import { keepsHistory, type CommittedCommand, type JournalRecord, type JournalWriter, type RecoveryHistory, type RecoveryLog } from './journal-port.ts';
 
 export interface Clock {
   now(): number;
@@ -131,7 +135,7 @@ export class Sequencer {
 
   constructor(
     readonly exchange: Exchange,
-    private readonly journal: RecoveryJournal,
+    private readonly journal: RecoveryLog,
     private readonly writer: JournalWriter,
     private readonly clock: Clock,
     private readonly options: SequencerOptions,
@@ -147,27 +151,30 @@ export class Sequencer {
    * watermark), so the history past the snapshot is always replayed. Runs in slices of about
    * `sliceMs`, yielding to the event loop between them so that `/health` can report progress. Call
    * once, before the first submit; submits meanwhile are refused. It reads the journal's head here,
-   * not in the constructor, because the port's reads may be asynchronous (journal-port.ts).
+   * not in the constructor, because the port's reads may be asynchronous (journal-port.ts). A
+   * journal without a history (the distributed core's) is replayed up to its head, and that is all.
    */
   async recover(options: RecoveryOptions = {}): Promise<RecoveryResult> {
     const started = performance.now();
     // Set before the first await, so that a submit while the journal is read is refused.
     this.recovering = true;
     try {
-      const projected = await this.journal.projectedSeq();
+      const history = keepsHistory(this.journal) ? this.journal : null;
+      const projected = history === null ? null : await history.projectedSeq();
       const head = await this.journal.head();
       this.committedSeq = head;
       const report = options.onProgress ?? (() => undefined);
       report({ phase: 'snapshot', done: 0, total: head, snapshotSeq: null });
-      const snapshot = options.snapshots?.restoreNewest(this.exchange, Math.min(head, projected)) ?? null;
+      const snapshot = options.snapshots?.restoreNewest(this.exchange, Math.min(head, projected ?? head)) ?? null;
       const snapshotSeq = snapshot?.seq ?? null;
-      if (snapshot !== null && snapshot.seq === projected) this.checkReplay(projected);
+      if (history !== null && snapshot !== null && snapshot.seq === projected) this.checkReplay(history, projected);
       const records = options.records ?? ((f: number, l?: number) => this.journal.replay(f, l));
       const from = (snapshot?.seq ?? 0) + 1;
       const total = head - from + 1;
-      const replayed = await this.replayFrom(records(from, snapshot?.link), projected, options.sliceMs ?? 25,
+      const tail = history === null || projected === null ? null : { history, projected };
+      const replayed = await this.replayFrom(records(from, snapshot?.link), tail, options.sliceMs ?? 25,
         (done) => report({ phase: 'journal', done, total, snapshotSeq }));
-      const projectedAfter = await this.journal.projectedSeq();
+      const projectedAfter = history === null ? head : await history.projectedSeq();
       if (projectedAfter !== head) throw new Error(`history at seq ${projectedAfter} after recovery, journal at ${head}`);
       report({ phase: 'journal', done: replayed, total, snapshotSeq });
       return { replayed, snapshotSeq, journalSeq: head, ms: performance.now() - started };
@@ -178,10 +185,11 @@ export class Sequencer {
 
   /**
    * Applies `records`, checks the replay against the history at its watermark (`projected`) and
-   * projects the history of the records past it; yields to the event loop every `sliceMs`.
+   * projects the history of the records past it (when the process keeps one: `tail` is null
+   * otherwise); yields to the event loop every `sliceMs`.
    */
-  private async replayFrom(records: Iterable<JournalRecord> | AsyncIterable<JournalRecord>, projected: number, sliceMs: number, progress: (done: number) => void): Promise<number> {
-    const history = new TailProjection(this.journal, projected + 1);
+  private async replayFrom(records: Iterable<JournalRecord> | AsyncIterable<JournalRecord>, tail: { readonly history: RecoveryHistory; readonly projected: number } | null, sliceMs: number, progress: (done: number) => void): Promise<number> {
+    const history = tail === null ? null : new TailProjection(tail.history, tail.projected + 1);
     let count = 0;
     let sliceStart = performance.now();
     /** Applies one record; true when the slice is used up. */
@@ -189,8 +197,8 @@ export class Sequencer {
       const outcome = this.exchange.execute(record.command, record.ts);
       if (!outcome.ok) throw new Error(`journal replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
       count++;
-      if (record.seq === projected) this.checkReplay(projected);
-      if (record.seq > projected) history.add({ ts: record.ts, command: record.command, events: outcome.events });
+      if (tail !== null && record.seq === tail.projected) this.checkReplay(tail.history, tail.projected);
+      if (tail !== null && record.seq > tail.projected) history?.add({ ts: record.ts, command: record.command, events: outcome.events });
       return (count & 255) === 0 && performance.now() - sliceStart >= sliceMs;
     };
     const yieldSlice = async (): Promise<void> => {
@@ -205,7 +213,7 @@ export class Sequencer {
     } else {
       for (const record of records) if (apply(record)) await yieldSlice();
     }
-    history.finish();
+    history?.finish();
     return count;
   }
 
@@ -216,8 +224,8 @@ export class Sequencer {
    * that state would show clients balances other than those they were acknowledged, so recovery
    * stops and says where.
    */
-  private checkReplay(seq: number): void {
-    const differences = this.journal.replayDifferences(this.exchange.ledger);
+  private checkReplay(history: RecoveryHistory, seq: number): void {
+    const differences = history.replayDifferences(this.exchange.ledger);
     if (differences.length === 0) return;
     const shown = differences.slice(0, 5).join('; ');
     const more = differences.length > 5 ? ` (and ${differences.length - 5} more)` : '';
@@ -283,7 +291,8 @@ export class Sequencer {
   /**
    * Resolves once the history tables hold every command acknowledged so far: a history read
    * awaits it first, so a client always reads back what it was told is done. Rejects if the
-   * history can no longer follow the journal (the writer failed; the core stops with it).
+   * history can no longer follow the journal (the writer failed; the core stops with it), or the
+   * process keeps no history (the distributed core: history reads wait on its projector instead).
    */
   historyBarrier(): Promise<void> {
     return this.writer.whenProjected(this.committedSeq);
@@ -383,7 +392,7 @@ const RECOVERING: Rejection = reject('UNAVAILABLE', 'the exchange core is recove
 class TailProjection {
   private batch: CommittedCommand[] = [];
 
-  constructor(private readonly journal: RecoveryJournal, private nextSeq: number) {}
+  constructor(private readonly journal: RecoveryHistory, private nextSeq: number) {}
 
   add(command: CommittedCommand): void {
     this.batch.push(command);
