@@ -30,6 +30,7 @@ import { createAccessCheck, createIdentityResolver, type Access, type IdentityDe
 import { clientErrorHandler } from './client-error.ts';
 import { ConnectionLimiter } from './connection-limits.ts';
 import { RateLimiter } from './rate-limit.ts';
+import type { RateBudgets } from './rate-budgets.ts';
 import { logRequest, REQUEST_ID_HEADER, requestId } from './request-log.ts';
 import { strictValidatorCompiler } from './validation.ts';
 import { openApiDocument } from './openapi.ts';
@@ -81,11 +82,13 @@ export interface AppOptions {
   readonly onResponse?: (req: FastifyRequest, reply: FastifyReply) => void;
   /** The service's own accounts (the reference market maker), lower case: their requests log at debug. */
   readonly quietAccounts?: ReadonlySet<string>;
+  /** Where rate-limit budgets are counted (rate-budgets.ts): this process's memory unless given (shared ones: PostgreSQL). */
+  readonly rateBudgets?: RateBudgets;
 }
 
 export async function createApp(options: AppOptions): Promise<TypedApp> {
   const { settings } = options;
-  const limiter = new RateLimiter(settings.rateLimit);
+  const limiter = new RateLimiter(settings.rateLimit, undefined, options.rateBudgets);
   const app = Fastify({
     logger: options.logger === false || settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: options.logStream },
     // X-Request-Id: the client's when well-formed, else a new one (request-log.ts); logged as requestId.
@@ -179,8 +182,13 @@ function stateQueryAndCredentials(route: RouteOptions): void {
 function sendError(app: FastifyInstance, error: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const { status, body } = toErrorBody(error);
   if (status >= 500) app.log.error({ err: error, url: req.url, method: req.method }, 'request failed');
+  // A 503 is worth retrying (the core is starting, or failing over to a standby): say when.
+  if (status === 503 && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
   reply.status(status).send(body);
 }
+
+/** Seconds a client waits before retrying a 503: a standby core leads within a few seconds. */
+const UNAVAILABLE_RETRY_AFTER_S = 1;
 
 /** Maps anything thrown on the way to a status and the public envelope (no internals leak). */
 export function toErrorBody(error: unknown): { status: number; body: ErrorBody } {

@@ -48,7 +48,9 @@ test('a read answers 503 when the commands it would show could not be written, a
     await new Promise((r) => setTimeout(r, 50));
     const read = call(svc.url, '/perps/balances', { token: t.token });
     held.fail(new Error('ENOSPC (injected)'));
-    assert.equal((await transfer).status, 503);
+    const refused = await transfer;
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '1', 'a 503 says when to retry');
     perps = await read;
   } finally {
     await svc.close().catch(() => undefined);
