@@ -20,6 +20,7 @@ import { fx, toFloat } from './core/money.ts';
 import { coreConfig, coreSettings } from './config/core.ts';
 import type { Settings } from './config/env.ts';
 import { Exchange } from './core/exchange.ts';
+import { ExchangeQueries } from './core/queries.ts';
 import { createApp, type TypedApp } from './gateway/app.ts';
 import { durableReads } from './gateway/durable-reads.ts';
 import { ApiKeys } from './gateway/auth/api-keys.ts';
@@ -70,6 +71,8 @@ import { Startup, startupGate } from './gateway/startup.ts';
 export interface Service {
   readonly app: TypedApp;
   readonly ctx: GatewayContext;
+  /** The core itself, behind ctx.core (tests read engine internals and inject faults through it). */
+  readonly exchange: Exchange;
   /** The SSE hub (stats for tests and benchmarks). */
   readonly streams: StreamHub;
   /** Writes the core's snapshots (tests ask for one with `snapshotNow`). */
@@ -142,7 +145,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const apiKeys = new ApiKeys(authStore);
   const siwe = new SiweVerifier(authStore, settings);
   const ctx: GatewayContext = {
-    settings, sequencer, exchange, history: { wallet: walletHistory, trading: tradingHistory, market: marketHistory }, siwe, sessions, apiKeys,
+    settings, sequencer, core: new ExchangeQueries(exchange), history: { wallet: walletHistory, trading: tradingHistory, market: marketHistory }, siwe, sessions, apiKeys,
     signIns: new SignInThrottle(settings.rateLimit.signInsPerHour), chain, simulatedChain: chain, startedAt: performance.now(),
     now: () => clock.now(),
     clockSkewMs: () => (clock instanceof SteadyClock ? clock.skewMs : 0),
@@ -231,6 +234,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   return {
     app,
     ctx,
+    exchange,
     streams,
     async listen() {
       const address = await app.listen({ port: settings.port, host: settings.host });

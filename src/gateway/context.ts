@@ -1,7 +1,7 @@
 /**
- * What route handlers may use: the sequencer (the only way to change state), read access to the
- * exchange and its history tables, the identity services, and the chain port. Built once by
- * main.ts (and by the test harness) and passed to every route module.
+ * What route handlers may use: the sequencer (the only way to change state), the core's query
+ * surface (core/queries.ts) and the history tables, the identity services, and the chain port.
+ * Built once by main.ts (and by the test harness) and passed to every route module.
  */
 import type { SimulatedChain } from '../adapters/chain/simulated-chain.ts';
 import type { MarketHistory } from '../adapters/store/projections/market-history.ts';
@@ -9,7 +9,8 @@ import type { TradingHistory } from '../adapters/store/projections/trading-histo
 import type { WalletHistory } from '../adapters/store/projections/wallet-history.ts';
 import type { Settings } from '../config/env.ts';
 import type { CommandOf, CommandType } from '../core/commands.ts';
-import type { Exchange, ResultOf } from '../core/exchange.ts';
+import type { ResultOf } from '../core/exchange.ts';
+import type { CoreQueries } from '../core/queries.ts';
 import type { ChainPort } from '../runtime/chain-port.ts';
 import type { ApiKeys } from './auth/api-keys.ts';
 import type { CommandDoor } from './command-door.ts';
@@ -30,7 +31,8 @@ export interface GatewayContext {
   readonly settings: Settings;
   /** The only way to change state (command-door.ts): the in-process sequencer, or a remote core's door. */
   readonly sequencer: CommandDoor;
-  readonly exchange: Exchange;
+  /** Live state, read only through the core's query surface: the local core's, or a gateway replica's. */
+  readonly core: CoreQueries;
   /** The history tables: read them through `histories(ctx)`, which waits until they are current. */
   readonly history: Histories;
   readonly siwe: SiweVerifier;

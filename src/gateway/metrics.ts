@@ -169,13 +169,13 @@ export class ServiceMetrics implements SequencerObserver {
    */
   private indexGauges(): void {
     const underlyings = () => this.read((s) => {
-      const { exchange } = s.ctx;
-      const names = new Set(exchange.index.underlyingNames());
-      for (const m of exchange.linear.markets.values()) names.add(m.spec.underlying);
+      const { core } = s.ctx;
+      const names = new Set(core.indexedUnderlyings());
+      for (const m of core.linearMarkets().values()) names.add(m.spec.underlying);
       const now = s.ctx.now();
       return [...names].sort().map((name) => {
-        const newest = exchange.index.newestInputTs(name);
-        return { name, available: exchange.index.index(name, now) !== null, ageSeconds: newest === null ? null : Math.max(0, now - newest) / 1000 };
+        const newest = core.newestIndexInputTs(name);
+        return { name, available: core.index(name, now) !== null, ageSeconds: newest === null ? null : Math.max(0, now - newest) / 1000 };
       });
     }) ?? [];
     new Gauge({

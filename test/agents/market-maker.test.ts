@@ -189,7 +189,7 @@ describe('market maker on the default start (simulated feed)', () => {
       const share = `${u}: ${inside.length}/${otm.length} inside`;
       assert.ok(otm.length >= 50 && inside.length >= otm.length * 0.8, share);
     }
-    assert.equal(ts.service.ctx.exchange.accounts.count(), 1, 'the maker is the only account');
+    assert.equal(ts.service.exchange.accounts.count(), 1, 'the maker is the only account');
   });
 });
 
@@ -376,7 +376,7 @@ describe('MARKET_MAKER=off', () => {
         assert.ok(board.options.every((r) => r.bid === null && r.ask === null && r.mark === null), u);
       }
       assert.equal((await get<{ dvol: string | null }>(ts.url, '/markets/dvol')).dvol, null);
-      assert.equal(ts.service.ctx.exchange.accounts.count(), 0, 'no account was opened');
+      assert.equal(ts.service.exchange.accounts.count(), 0, 'no account was opened');
     } finally {
       await ts.close();
     }

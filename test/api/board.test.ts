@@ -165,7 +165,7 @@ before(async () => {
   }
 
   // Make the 24NOV and 27NOV futures mark-less (see the header).
-  const linear = ts.service.ctx.exchange.linear;
+  const linear = ts.service.exchange.linear;
   const original = linear.markAt.bind(linear);
   linear.markAt = (market, now) => (MARKLESS_FUTURES.has(market.spec.id) ? null : original(market, now));
   restoreMarks = () => {

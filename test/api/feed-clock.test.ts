@@ -33,9 +33,9 @@ function pass(ms: number): void {
 
 /** BTC-PERP's mark once the feed's next tick has been applied (the feed ticks every second). */
 async function markAfterNextTick(): Promise<string | null> {
-  const seen = ts.service.ctx.exchange.index.index('BTC', clock.now())?.sourceTs ?? null;
+  const seen = ts.service.exchange.index.index('BTC', clock.now())?.sourceTs ?? null;
   for (let i = 0; i < 40; i++) {
-    const now = ts.service.ctx.exchange.index.index('BTC', clock.now())?.sourceTs ?? null;
+    const now = ts.service.exchange.index.index('BTC', clock.now())?.sourceTs ?? null;
     if (now !== null && now !== seen) break;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -114,8 +114,8 @@ describe('secrets from files', () => {
       db.close();
     }
     const maker = privateKeyToAccount(makerKey).address.toLowerCase();
-    for (let i = 0; i < 100 && ts.service.ctx.exchange.accounts.count() === 0; i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(ts.service.ctx.exchange.accounts.find(maker) !== undefined, 'the maker account is the key from the file');
+    for (let i = 0; i < 100 && ts.service.exchange.accounts.count() === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(ts.service.exchange.accounts.find(maker) !== undefined, 'the maker account is the key from the file');
   });
 
   test('a session from the secret works; a token forged with any other secret is refused', async () => {

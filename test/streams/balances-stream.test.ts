@@ -148,7 +148,7 @@ describe('upstream failure and shutdown', () => {
         await balances.next((m) => m.event === 'snapshot');
         await book.next((m) => m.event === 'snapshot');
         // fault injection: the next command throws inside the core, which is the fail-stop path
-        const exchange = svc.service.ctx.exchange;
+        const exchange = svc.service.exchange;
         console.error = () => undefined; // the harness reports the (expected) fail-stop loudly
         exchange.execute = () => {
           throw new Error('injected invariant failure');

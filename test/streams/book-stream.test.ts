@@ -268,7 +268,7 @@ describe('GET /perps/book-stream', () => {
     } finally {
       client.close();
     }
-    const option = [...ts.service.ctx.exchange.clob.markets.values()].find((m) => m.isOption)!.spec.id;
+    const option = [...ts.service.exchange.clob.markets.values()].find((m) => m.isOption)!.spec.id;
     const refused = await call(url, `/perps/book-stream?marketId=${option}`);
     assert.equal(refused.status, 404, 'options stream on /options/stream/events');
   });

@@ -69,7 +69,7 @@ describe('connection caps', () => {
     const svc = await startService({ ...STREAM_ENV, SSE_MAX_PER_ACCOUNT: '1', SSE_MAX_OPTION_STREAMS_PER_ACCOUNT: '2' });
     const t = await signIn(svc.url);
     await publishIndex(svc.url, 'BTC', '100000');
-    const listed = () => [...svc.service.ctx.exchange.clob.markets.values()].filter((m) => m.isOption && m.status === 'open');
+    const listed = () => [...svc.service.exchange.clob.markets.values()].filter((m) => m.isOption && m.status === 'open');
     await waitFor(() => listed().length >= 3);
     const options = listed().slice(0, 3).map((m) => m.spec.id);
     const user = new StreamClient(`${svc.url}/perps/stream/user`, bearer(t));

@@ -10,11 +10,13 @@
  * `riskPrice` and is never presented as a mark.
  */
 import { BUY, SELL } from '../book/order-book.ts';
+import type { MarketUnits } from '../markets.ts';
 import { mul, type Fixed } from '../money.ts';
+import type { BookView } from '../queries.ts';
 import type { PositionRecord } from '../records.ts';
 import type { ClobEngine } from './engine.ts';
 import { forLots } from './margin.ts';
-import type { ClobMarket, OptionType } from './market.ts';
+import type { OptionType } from './market.ts';
 import { positionRecord } from './records.ts';
 import { accountFunds } from './option-margin.ts';
 import { marginPerContract, optionRiskPrice, type OptionFunds } from './risk.ts';
@@ -68,7 +70,7 @@ export function optionExpiries(engine: ClobEngine, underlying: string): number[]
   return [...set].sort((a, b) => a - b);
 }
 
-export function bookTop(m: ClobMarket): BookTop {
+export function bookTop(m: { readonly book: BookView; readonly units: MarketUnits; readonly lastTrade: { readonly price: Fixed } | null }): BookTop {
   const bid = m.book.bestBid();
   const ask = m.book.bestAsk();
   return {
@@ -81,7 +83,7 @@ export function bookTop(m: ClobMarket): BookTop {
 }
 
 /** Book levels [price, size] best first, at most `depth` per side. */
-export function bookDepth(m: ClobMarket, depth: number): { bids: [Fixed, Fixed][]; asks: [Fixed, Fixed][] } {
+export function bookDepth(m: { readonly book: BookView; readonly units: MarketUnits }, depth: number): { bids: [Fixed, Fixed][]; asks: [Fixed, Fixed][] } {
   const out: number[] = [];
   const side = (s: 0 | 1) => {
     const n = m.book.depth(s, depth, out);

@@ -15,8 +15,8 @@ import { Address, IsoTime, responses } from '../schemas/common.ts';
 const UNDERLYING = Type.String({ pattern: '^[A-Z][A-Z0-9]{1,9}$', description: 'e.g. BTC' });
 
 export function adminRoutes(app: TypedApp, ctx: GatewayContext): void {
-  const asset = ctx.exchange.config.settlementAsset;
-  const decimals = ctx.exchange.config.assetDecimals[asset] ?? 6;
+  const asset = ctx.core.config.settlementAsset;
+  const decimals = ctx.core.config.assetDecimals[asset] ?? 6;
   const simulated = () => {
     if (ctx.simulatedChain === null) throw apiError('CONFLICT', 'the chain is not the embedded simulated chain');
     return ctx.simulatedChain;

@@ -41,7 +41,7 @@ export function apiKeyRoutes(app: TypedApp, ctx: GatewayContext): void {
       summary: 'List the account\'s API keys (secrets are never returned)',
       response: responses({ 200: Type.Array(ApiKeyMetadata) }),
     },
-  }, async (req) => ctx.apiKeys.list(callerAddress(req)).map(view));
+  }, async (req) => (await ctx.apiKeys.list(callerAddress(req))).map(view));
 
   app.post('/perps/me/api-keys', {
     config: { access: 'session' },
@@ -64,7 +64,7 @@ export function apiKeyRoutes(app: TypedApp, ctx: GatewayContext): void {
       ),
     },
   }, async (req, reply) => {
-    const { view: key, secret } = ctx.apiKeys.create(callerAddress(req), req.body);
+    const { view: key, secret } = await ctx.apiKeys.create(callerAddress(req), req.body);
     reply.status(201);
     return { ...view(key), secret, message: 'Store this secret now: it is shown only once and cannot be retrieved.' };
   });
@@ -77,5 +77,5 @@ export function apiKeyRoutes(app: TypedApp, ctx: GatewayContext): void {
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
       response: responses({ 200: ApiKeyMetadata }, [401, 403, 404, 429]),
     },
-  }, async (req) => view(ctx.apiKeys.revoke(callerAddress(req), req.params.id)));
+  }, async (req) => view(await ctx.apiKeys.revoke(callerAddress(req), req.params.id)));
 }

@@ -35,7 +35,7 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
       }, [400, 429]),
     },
   }, async (req) => {
-    const { nonce, expiresAt } = ctx.siwe.issueNonce(req.body.walletAddress, clientNetwork(req.ip));
+    const { nonce, expiresAt } = await ctx.siwe.issueNonce(req.body.walletAddress, clientNetwork(req.ip));
     return { nonce, expiresAt: iso(expiresAt), domain: origin.host, uri: ctx.settings.publicOrigin, chainId: ctx.settings.chainId };
   });
 
@@ -54,9 +54,9 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
       }, [400, 401, 429]),
     },
   }, async (req, reply) => {
-    ctx.signIns.check(req.ip, reply);
+    await ctx.signIns.check(req.ip, reply);
     const address = await ctx.siwe.verify(req.body.message, req.body.signature);
-    ctx.signIns.count(req.ip);
+    await ctx.signIns.count(req.ip, reply);
     const { token, expiresAt } = await ctx.sessions.issue(address);
     reply.setCookie(SESSION_COOKIE, token, {
       httpOnly: true,
@@ -79,7 +79,7 @@ export function authRoutes(app: TypedApp, ctx: GatewayContext): void {
     // The session presented is revoked even when an x-api-key beside it won identity resolution.
     const presented = presentedSession(req);
     const session = req.identity?.via === 'session' ? req.identity.session : presented === undefined ? null : await ctx.sessions.verify(presented.token);
-    if (session !== null) ctx.sessions.revoke(session);
+    if (session !== null) await ctx.sessions.revoke(session);
     reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure });
     return { ok: true };
   });

@@ -87,5 +87,5 @@ export function cancelAfterRoutes(app: TypedApp, ctx: GatewayContext): void {
       description: 'armed false (deadline and deadlineMs null) when never armed, disarmed, or fired. See POST /orders/cancel-all-after.',
       response: responses({ 200: SwitchView }),
     },
-  }, async (req) => switchView(ctx.exchange.cancelAfterDeadline(callerAddress(req))));
+  }, async (req) => switchView(ctx.core.cancelAfterDeadline(callerAddress(req))));
 }

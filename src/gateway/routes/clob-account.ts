@@ -6,8 +6,6 @@
  * wait for durability (no figure a crash could still take back).
  */
 import { Type } from 'typebox';
-import { orderRecord } from '../../core/clob/records.ts';
-import { optionPositionViews } from '../../core/clob/views.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { histories, type GatewayContext } from '../context.ts';
@@ -39,7 +37,7 @@ export function clobAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
 }
 
 function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
-  const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
+  const accountId = (address: string) => ctx.core.accountId(address);
   for (const path of ['/orders/me', '/options/orders/me']) {
     app.get(path, {
       config: { access: 'read', ...HISTORY_ONLY },
@@ -80,12 +78,7 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
     }, async (req) => {
       const address = callerAddress(req);
       const id = accountId(address);
-      const account = id === undefined ? undefined : ctx.exchange.clob.findAccount(id);
-      if (account === undefined) return [];
-      const orders = [...account.orders.values()]
-        .filter((o) => req.query.marketId === undefined || o.market.spec.id === req.query.marketId)
-        .sort((a, b) => b.id - a.id)
-        .map(orderRecord);
+      const orders = id === undefined ? [] : ctx.core.openOrders('clob', id, req.query.marketId);
       return clobOrderReads(ctx, address, orders);
     });
   }
@@ -93,7 +86,7 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
 }
 
 function tradeListRoutes(app: TypedApp, ctx: GatewayContext): void {
-  const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
+  const accountId = (address: string) => ctx.core.accountId(address);
   app.get('/options/trades/me', {
     config: { access: 'read', ...HISTORY_ONLY },
     schema: {
@@ -133,9 +126,9 @@ function positionRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({ 200: Type.Array(OptionPositionSchema) }),
     },
   }, async (req) => {
-    const id = ctx.exchange.accounts.find(callerAddress(req))?.id;
+    const id = ctx.core.accountId(callerAddress(req));
     if (id === undefined) return [];
-    return optionPositionViews(ctx.exchange.clob, id, ctx.now()).map(optionPositionView);
+    return ctx.core.optionPositions(id, ctx.now()).map(optionPositionView);
   });
 
   app.get('/portfolio/balances', {

@@ -37,10 +37,10 @@ export function clobAdminRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const { asset } = req.body;
-    if (asset === ctx.exchange.config.settlementAsset || !ctx.exchange.config.spotAssets.includes(asset)) {
-      throw apiError('VALIDATION_ERROR', `asset must be one of ${ctx.exchange.config.spotAssets.join(', ')}`);
+    if (asset === ctx.core.config.settlementAsset || !ctx.core.config.spotAssets.includes(asset)) {
+      throw apiError('VALIDATION_ERROR', `asset must be one of ${ctx.core.config.spotAssets.join(', ')}`);
     }
-    const amount = parseAmount(req.body.amount, 'amount', ctx.exchange.config.assetDecimals[asset] ?? 8);
+    const amount = parseAmount(req.body.amount, 'amount', ctx.core.config.assetDecimals[asset] ?? 8);
     const account = req.body.walletAddress.toLowerCase();
     const r = await execute(ctx, { type: 'treasury.grant', account, asset, amount });
     const walletAddress = req.body.walletAddress;

@@ -4,20 +4,20 @@
  * index is stale (a spot pair has no mark of its own). Kept apart from the route modules so the
  * perp market routes can include it without an import cycle.
  */
-import type { ClobMarket } from '../../core/clob/market.ts';
 import { formatDecimal, unitOf } from '../../core/money.ts';
+import type { ClobMarketView } from '../../core/queries.ts';
 import type { GatewayContext } from '../context.ts';
 import { dec, decOrNull } from '../format.ts';
 
 /** Spot pairs in the shape of the linear market list (contract "Market", marketType spot). */
 export function spotMarketViews(ctx: GatewayContext, now: number) {
-  const spot = [...ctx.exchange.clob.markets.values()].filter((m) => !m.isOption);
+  const spot = [...ctx.core.clobMarkets().values()].filter((m) => !m.isOption);
   return spot.map((m) => spotMarketView(ctx, m, now));
 }
 
-function spotMarketView(ctx: GatewayContext, m: ClobMarket, now: number) {
+function spotMarketView(ctx: GatewayContext, m: ClobMarketView, now: number) {
   const s = m.spec;
-  const index = ctx.exchange.indexPrice(s.underlying, now);
+  const index = ctx.core.indexPrice(s.underlying, now);
   return {
     id: s.id,
     symbol: s.symbol,

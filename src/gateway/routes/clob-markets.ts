@@ -6,7 +6,7 @@
  * `/perps/markets` (clob-market-list.ts).
  */
 import { Type } from 'typebox';
-import { bookDepth, bookTop, optionInstruments } from '../../core/clob/views.ts';
+import { bookDepth, bookTop } from '../../core/clob/views.ts';
 import type { TypedApp } from '../app.ts';
 import type { GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
@@ -44,7 +44,7 @@ export function clobMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   };
   const bookHandler = async (req: { params: { marketId: string }; query: { depth?: number } }) => {
-    const market = ctx.exchange.clob.markets.get(req.params.marketId);
+    const market = ctx.core.clobMarkets().get(req.params.marketId);
     if (market === undefined || market.status === 'expired') {
       throw apiError('NOT_FOUND', `market ${req.params.marketId} not found`);
     }
@@ -68,7 +68,7 @@ function feeAndInstrumentRoutes(app: TypedApp, ctx: GatewayContext): void {
         200: Type.Array(Type.Object({ ...FeeTierView.properties, maxFeePctOfPremium: Type.String() })),
       }, [429]),
     },
-  }, async () => ctx.exchange.clob.optionFees.tiers.map((t) => ({
+  }, async () => ctx.core.optionFeeTiers().map((t) => ({
     min30dVolumeUsd: dec(t.min30dVolumeUsd),
     makerBps: dec(t.makerBps),
     takerBps: dec(t.takerBps),
@@ -82,7 +82,7 @@ function feeAndInstrumentRoutes(app: TypedApp, ctx: GatewayContext): void {
       summary: 'Spot fee tiers (basis points of the quote notional) by rolling 30-day spot volume',
       response: responses({ 200: Type.Array(FeeTierView) }, [429]),
     },
-  }, async () => ctx.exchange.clob.spotFees.tiers.map((t) => ({
+  }, async () => ctx.core.spotFeeTiers().map((t) => ({
     min30dVolumeUsd: dec(t.min30dVolumeUsd), makerBps: dec(t.makerBps), takerBps: dec(t.takerBps),
   })));
 
@@ -106,8 +106,8 @@ function feeAndInstrumentRoutes(app: TypedApp, ctx: GatewayContext): void {
     if (expiry !== undefined && Number.isNaN(expiry)) {
       throw apiError('VALIDATION_ERROR', 'query.expiry must be an ISO 8601 time');
     }
-    return optionInstruments(ctx.exchange.clob, req.query.underlying, expiry).map((i) => {
-      const m = ctx.exchange.clob.markets.get(i.id)!;
+    return ctx.core.optionInstruments(req.query.underlying, expiry).map((i) => {
+      const m = ctx.core.clobMarkets().get(i.id)!;
       return instrumentView(i, bookTop(m), m.units.tick, m.units.step);
     });
   });

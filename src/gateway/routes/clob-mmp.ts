@@ -81,6 +81,6 @@ export function clobMmpRoutes(app: TypedApp, ctx: GatewayContext): void {
 }
 
 function statuses(ctx: GatewayContext, address: string) {
-  const id = ctx.exchange.accounts.find(address)?.id;
-  return id === undefined ? [] : ctx.exchange.clob.mmp.views(id, ctx.now()).map(mmpStatusView);
+  const id = ctx.core.accountId(address);
+  return id === undefined ? [] : ctx.core.mmpStatus(id, ctx.now()).map(mmpStatusView);
 }

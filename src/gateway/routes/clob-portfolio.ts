@@ -11,8 +11,6 @@
  *                        summary, and the wallet bucket.
  */
 import { Type } from 'typebox';
-import { optionAccountView, optionPositionViews } from '../../core/clob/views.ts';
-import { perpBalanceView } from '../../core/linear/views.ts';
 import { mul } from '../../core/money.ts';
 import type { GatewayContext } from '../context.ts';
 import { dec, decOrNull, iso } from '../format.ts';
@@ -61,8 +59,8 @@ const row = (r: { asset: string; available: bigint; locked: bigint; total: bigin
 });
 
 export function balancesView(ctx: GatewayContext, address: string) {
-  const asset = ctx.exchange.config.settlementAsset;
-  const rows = ctx.exchange.assetBalances(address);
+  const asset = ctx.core.config.settlementAsset;
+  const rows = ctx.core.assetBalances(address);
   const bucket = (name: string) => {
     const { available, locked, total } = row(rows.find((r) => r.bucket === name && r.asset === asset)!);
     return { available, locked, total };
@@ -72,22 +70,22 @@ export function balancesView(ctx: GatewayContext, address: string) {
     perps: bucket('perps'),
     options: bucket('options'),
     spot: bucket('spot'),
-    pendingWithdrawalTotal: dec(ctx.exchange.walletBalances(address).pendingWithdrawalTotal),
+    pendingWithdrawalTotal: dec(ctx.core.walletBalances(address).pendingWithdrawalTotal),
     updatedAt: iso(ctx.now()),
     spotAssets: rows.filter((r) => r.bucket === 'spot' && r.asset !== asset).map(row),
   };
 }
 
 export function portfolioView(ctx: GatewayContext, address: string) {
-  const ex = ctx.exchange;
+  const core = ctx.core;
   const now = ctx.now();
-  const id = ex.accounts.find(address)?.id ?? -1;
-  const perps = perpBalanceView(ex.linear, id, ex.config.settlementAsset, now);
-  const wallet = ex.walletBalances(address);
-  const positions = optionPositionViews(ex.clob, id, now).map(optionPositionView);
+  const id = core.accountId(address) ?? -1;
+  const perps = core.perpBalance(id, now);
+  const wallet = core.walletBalances(address);
+  const positions = core.optionPositions(id, now).map(optionPositionView);
   return {
     updatedAt: iso(now),
-    options: { ...optionAccountSummary(optionAccountView(ex.clob, id, now)), positions },
+    options: { ...optionAccountSummary(core.optionAccount(id, now)), positions },
     spot: spotView(ctx, address, now),
     perps: {
       balance: dec(perps.balance),
@@ -106,11 +104,11 @@ export function portfolioView(ctx: GatewayContext, address: string) {
 
 /** Spot holdings, each base asset valued at its fresh index (null while the index is stale). */
 function spotView(ctx: GatewayContext, address: string, now: number) {
-  const ex = ctx.exchange;
-  const usdc = ex.config.settlementAsset;
+  const core = ctx.core;
+  const usdc = core.config.settlementAsset;
   let valueUsd = 0n;
-  const assets = ex.assetBalances(address).filter((r) => r.bucket === 'spot').map((r) => {
-    const index = r.asset === usdc ? null : ex.indexPrice(r.asset, now);
+  const assets = core.assetBalances(address).filter((r) => r.bucket === 'spot').map((r) => {
+    const index = r.asset === usdc ? null : core.indexPrice(r.asset, now);
     const value = r.asset === usdc ? r.total : index === null ? null : mul(r.total, index, 'floor');
     if (value !== null) valueUsd += value;
     return { ...row(r), indexPrice: decOrNull(index), valueUsd: decOrNull(value) };

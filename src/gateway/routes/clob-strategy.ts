@@ -4,7 +4,7 @@
  * nothing executes (422 STRATEGY_NOT_FILLED), and the combined post-trade result passes the margin
  * and balance gate. Legs may be options or spot pairs, each on a different market.
  */
-import { previewStrategy, type StrategyRequest } from '../../core/clob/strategy.ts';
+import type { StrategyRequest } from '../../core/clob/strategy.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { execute, type GatewayContext } from '../context.ts';
@@ -69,7 +69,7 @@ export function clobStrategyRoutes(app: TypedApp, ctx: GatewayContext): void {
         throw apiError('VALIDATION_ERROR', 'only all-or-none strategies are supported (allOrNone true)');
       }
       const r = await execute(ctx, { type: 'clob.strategy', account: address, strategy });
-      const accountId = ctx.exchange.accounts.find(address)?.id ?? -1;
+      const accountId = ctx.core.accountId(address) ?? -1;
       const legs = r.legs.map((l) => strategyLegView(l, accountId));
       return { strategyId: r.strategyId, strategyName: r.name, fullyFilled: r.fullyFilled, legs };
     });
@@ -88,8 +88,8 @@ export function clobStrategyRoutes(app: TypedApp, ctx: GatewayContext): void {
       },
     }, async (req) => {
       const strategy = strategyRequest(ctx, req.body);
-      const id = ctx.exchange.accounts.find(callerAddress(req))?.id ?? -1;
-      const { legs, rejection } = previewStrategy(ctx.exchange.clob, id, strategy, ctx.now());
+      const id = ctx.core.accountId(callerAddress(req)) ?? -1;
+      const { legs, rejection } = ctx.core.previewStrategy(id, strategy, ctx.now());
       return {
         approved: rejection === null,
         ...(rejection === null ? {} : { reason: rejection.code, message: rejection.message }),

@@ -28,7 +28,7 @@ const ORDER_ERRORS = [400, 401, 403, 404, 409, 422, 429] as const;
 const TAGS = ['options-spot'];
 
 export function clobMarketSpec(ctx: GatewayContext, marketId: string): MarketSpec {
-  const market = ctx.exchange.clob.markets.get(marketId);
+  const market = ctx.core.clobMarkets().get(marketId);
   if (market === undefined || market.status === 'expired') {
     throw apiError('NOT_FOUND', `market ${marketId} not found`);
   }
@@ -76,8 +76,8 @@ function placeRoutes(app: TypedApp, ctx: GatewayContext): void {
     const address = callerAddress(req);
     checkOrderBodies([req.body]);
     const request = orderRequest(req.body, clobMarketSpec(ctx, req.body.marketId));
-    const id = ctx.exchange.accounts.find(address)?.id ?? -1;
-    const { plan, rejection } = ctx.exchange.clob.preview(id, request, ctx.now());
+    const id = ctx.core.accountId(address) ?? -1;
+    const { plan, rejection } = ctx.core.previewClobOrder(id, request, ctx.now());
     return {
       notional: dec(plan?.notional ?? 0n),
       marginRequired: dec(plan?.marginRequired ?? 0n),
@@ -85,7 +85,7 @@ function placeRoutes(app: TypedApp, ctx: GatewayContext): void {
       feeBps: dec(plan?.feeBps ?? 0n),
       feeRole: plan?.feeRole ?? 'taker',
       user30dVolume: dec(plan?.volume30d ?? 0n),
-      lockAsset: plan?.reserveAsset ?? ctx.exchange.config.settlementAsset,
+      lockAsset: plan?.reserveAsset ?? ctx.core.config.settlementAsset,
       approved: rejection === null,
       ...(rejection === null ? {} : { reason: rejection.code, message: rejection.message }),
     };
@@ -143,7 +143,7 @@ function amendAndCancelRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const filter = req.body ?? {};
     // A typo in the filter must not read as "nothing to cancel".
-    if (filter.marketId !== undefined && !ctx.exchange.clob.markets.has(filter.marketId)) {
+    if (filter.marketId !== undefined && !ctx.core.clobMarkets().has(filter.marketId)) {
       throw apiError('NOT_FOUND', `market ${filter.marketId} not found`);
     }
     return execute(ctx, { type: 'clob.cancel_all', account: callerAddress(req), filter });
@@ -222,17 +222,17 @@ function quoteRoutes(app: TypedApp, ctx: GatewayContext): void {
 
 /** The market of one of the caller's live orders, for parsing an amend; 404/409 otherwise. */
 async function liveOrderSpec(ctx: GatewayContext, address: string, id: number): Promise<MarketSpec> {
-  const account = ctx.exchange.accounts.find(address);
-  const order = account === undefined ? undefined : ctx.exchange.clob.findAccount(account.id)?.orders.get(id);
-  if (order === undefined) throw await finishedOrNotFound(ctx, address, id);
-  return order.market.spec;
+  const accountId = ctx.core.accountId(address);
+  const spec = accountId === undefined ? undefined : ctx.core.liveOrderMarket('clob', accountId, id);
+  if (spec === undefined) throw await finishedOrNotFound(ctx, address, id);
+  return spec;
 }
 
 /** 409 when the order is the caller's and already ended, 404 when unknown or someone else's. */
 async function finishedOrNotFound(ctx: GatewayContext, address: string, id: number) {
-  const account = ctx.exchange.accounts.find(address);
-  const past = account === undefined ? undefined : (await histories(ctx)).trading.order(id);
-  const mine = past !== undefined && past.accountId === account?.id && past.engine === 'clob';
+  const accountId = ctx.core.accountId(address);
+  const past = accountId === undefined ? undefined : (await histories(ctx)).trading.order(id);
+  const mine = past !== undefined && past.accountId === accountId && past.engine === 'clob';
   if (mine && past.status !== 'open') {
     return apiError('CONFLICT', `order ${id} is already ${past.status}`);
   }

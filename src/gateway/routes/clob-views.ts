@@ -3,7 +3,6 @@
  * spot routes: an order action's result (order, this request's fills, the option position after
  * it) and the caller's option position in one instrument.
  */
-import { optionPositionViews } from '../../core/clob/views.ts';
 import type { PlaceResult } from '../../core/linear/engine.ts';
 import type { GatewayContext } from '../context.ts';
 import { dec, decOrNull, iso } from '../format.ts';
@@ -12,15 +11,15 @@ import { fillView, orderView } from '../schemas/orders.ts';
 
 /** The caller's open option position in `marketId`, valued now, or null. */
 export function optionPositionOf(ctx: GatewayContext, address: string, marketId: string) {
-  const account = ctx.exchange.accounts.find(address);
-  if (account === undefined) return null;
-  const views = optionPositionViews(ctx.exchange.clob, account.id, ctx.now());
+  const accountId = ctx.core.accountId(address);
+  if (accountId === undefined) return null;
+  const views = ctx.core.optionPositions(accountId, ctx.now());
   const p = views.find((v) => v.marketId === marketId);
   return p === undefined ? null : optionPositionView(p);
 }
 
 export function clobPlaceView(ctx: GatewayContext, r: PlaceResult, address: string) {
-  const accountId = ctx.exchange.accounts.find(address)?.id ?? -1;
+  const accountId = ctx.core.accountId(address) ?? -1;
   const open = optionPositionOf(ctx, address, r.order.marketId);
   const closed = r.position === null || open !== null ? null : closedPositionView(ctx, r.position);
   return {
@@ -32,7 +31,7 @@ export function clobPlaceView(ctx: GatewayContext, r: PlaceResult, address: stri
 
 /** A position this request closed: its final record with no valuation. */
 function closedPositionView(ctx: GatewayContext, p: NonNullable<PlaceResult['position']>) {
-  const o = ctx.exchange.clob.markets.get(p.marketId)?.option;
+  const o = ctx.core.clobMarkets().get(p.marketId)?.option;
   if (o === undefined || o === null) return null;
   return {
     id: p.id,

@@ -36,10 +36,9 @@ import {
   type Resolution,
 } from '../../adapters/store/projections/market-history.ts';
 import type { PriceSeries } from '../../adapters/store/projections/price-history.ts';
-import type { ClobMarket } from '../../core/clob/market.ts';
-import type { LinearMarket } from '../../core/linear/market.ts';
 import type { MarketSpec } from '../../core/markets.ts';
 import { divRound, formatFixedDigits, mul, type Fixed } from '../../core/money.ts';
+import type { ClobMarketView, LinearMarketView } from '../../core/queries.ts';
 import type { TypedApp } from '../app.ts';
 import { histories, type GatewayContext, type Histories } from '../context.ts';
 import { apiError } from '../errors.ts';
@@ -183,8 +182,8 @@ funding fields are null.`;
 
 /** A market the candle and stats endpoints serve: a linear market, or a spot pair of the CLOB. */
 type DataMarket =
-  | { readonly kind: 'linear'; readonly market: LinearMarket }
-  | { readonly kind: 'spot'; readonly market: ClobMarket };
+  | { readonly kind: 'linear'; readonly market: LinearMarketView }
+  | { readonly kind: 'spot'; readonly market: ClobMarketView };
 
 export function marketDataRoutes(
   app: TypedApp,
@@ -192,11 +191,11 @@ export function marketDataRoutes(
   funding?: FundingProvider,
 ): void {
   const find = (idOrSymbol: string): DataMarket => {
-    const markets = ctx.exchange.linear.markets;
+    const markets = ctx.core.linearMarkets();
     const byId = markets.get(idOrSymbol);
     if (byId !== undefined) return { kind: 'linear', market: byId };
     for (const m of markets.values()) if (m.spec.symbol === idOrSymbol) return { kind: 'linear', market: m };
-    for (const m of ctx.exchange.clob.markets.values()) {
+    for (const m of ctx.core.clobMarkets().values()) {
       const named = m.spec.id === idOrSymbol || m.spec.symbol === idOrSymbol;
       if (named && !m.isOption) return { kind: 'spot', market: m };
     }
@@ -261,7 +260,7 @@ export function priceRows(
   if (spec.type === 'option' && price === 'mark') return null;
   const underlying = spec.underlying;
   let fallback: string | null = null;
-  for (const m of ctx.exchange.linear.markets.values()) {
+  for (const m of ctx.core.linearMarkets().values()) {
     if (m.spec.underlying !== underlying) continue;
     if (m.spec.expiry === null) return { marketId: m.spec.id, series: 'index' };
     fallback ??= m.spec.id;
@@ -328,13 +327,13 @@ export function changePct(open: Fixed, last: Fixed): string {
 function marketStats(
   ctx: GatewayContext,
   history: Histories,
-  market: LinearMarket,
+  market: LinearMarketView,
   now: number,
   funding: FundingProvider | undefined,
 ) {
   const spec = market.spec;
-  const mark = ctx.exchange.linear.markAt(market, now);
-  const index = ctx.exchange.index.index(spec.underlying, now)?.price ?? null;
+  const mark = ctx.core.markPrice(spec.id, now);
+  const index = ctx.core.index(spec.underlying, now)?.price ?? null;
   const day = history.market.stats24h(spec.id, now);
   const openInterest = market.units.size(market.openInterestLots);
   let openInterestUsd: string | null;
@@ -352,8 +351,8 @@ function marketStats(
 }
 
 /** Stats of a spot pair: marked at the index, no open interest, no funding. */
-function spotStats(ctx: GatewayContext, history: Histories, market: ClobMarket, now: number) {
-  const index = ctx.exchange.index.index(market.spec.underlying, now)?.price ?? null;
+function spotStats(ctx: GatewayContext, history: Histories, market: ClobMarketView, now: number) {
+  const index = ctx.core.index(market.spec.underlying, now)?.price ?? null;
   const day = history.market.stats24h(market.spec.id, now);
   return {
     ...dayFigures(market.spec, index, index, lastPrice(history, market.spec.id), day),

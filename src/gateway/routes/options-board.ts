@@ -115,8 +115,8 @@ function num(x: number | null, digits: number): string | null {
  * The board of `underlying` as one clock tick of the core: `board` is the core's latest (the REST
  * route reads after the durability barrier) or the latest durable one (the stream).
  */
-export function boardView(ctx: GatewayContext, underlying: string, now: number, board: UnderlyingBoard | undefined = ctx.exchange.board.board(underlying)) {
-  const index = ctx.exchange.indexPrice(underlying, now);
+export function boardView(ctx: GatewayContext, underlying: string, now: number, board: UnderlyingBoard | undefined = ctx.core.optionBoard(underlying)) {
+  const index = ctx.core.indexPrice(underlying, now);
   // The board is computed on clock ticks; between the index going stale and the next tick it still
   // holds what the fresh index gave. No index now, no mark: the view never shows one without it.
   const fresh = board !== undefined && now - board.computedAt <= BOARD_MAX_AGE_MS && index !== null;
@@ -177,7 +177,7 @@ function rowView(r: OptionRow, fresh: boolean) {
  * stale and the next tick it still holds the value the fresh index gave.
  */
 function freshDvol(ctx: GatewayContext, underlying: string, now: number) {
-  return ctx.exchange.indexPrice(underlying, now) === null ? null : ctx.exchange.board.dvolOf(underlying, now);
+  return ctx.core.indexPrice(underlying, now) === null ? null : ctx.core.dvol(underlying, now);
 }
 
 export function dvolBlock(ctx: GatewayContext, underlying: string, now: number) {
@@ -192,7 +192,7 @@ export function dvolBlock(ctx: GatewayContext, underlying: string, now: number) 
 
 function knownUnderlying(ctx: GatewayContext, underlying: string | undefined): string {
   const u = underlying ?? PRIMARY;
-  const listed = ctx.exchange.config.linear.perps.some((p) => p.underlying === u);
+  const listed = ctx.core.config.linear.perps.some((p) => p.underlying === u);
   if (!listed) throw apiError('NOT_FOUND', `underlying ${u} not found`);
   return u;
 }

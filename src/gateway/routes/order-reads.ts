@@ -36,7 +36,7 @@ export async function clobOrderReads(ctx: GatewayContext, address: string, order
 }
 
 async function fillsOf(ctx: GatewayContext, address: string, engine: EngineName, orders: readonly OrderRecord[]) {
-  const accountId = ctx.exchange.accounts.find(address)?.id;
+  const accountId = ctx.core.accountId(address);
   const views = new Map<string, ReturnType<typeof fillOfTrade>[]>();
   if (accountId === undefined || orders.length === 0) return views;
   const rows = (await histories(ctx)).trading.fillsOf(accountId, engine, orders.map((o) => Number(o.id)));

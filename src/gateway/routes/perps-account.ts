@@ -4,8 +4,6 @@
  * Lists are newest first; page backwards with `before` = the smallest id already seen.
  */
 import { Type } from 'typebox';
-import { perpBalanceView, positionViews } from '../../core/linear/views.ts';
-import { orderRecord } from '../../core/linear/records.ts';
 import type { TypedApp } from '../app.ts';
 import { callerAddress } from '../auth/identity.ts';
 import { histories, type GatewayContext } from '../context.ts';
@@ -41,7 +39,7 @@ const MarketFilter = Type.Optional(Type.String({ minLength: 1, maxLength: 40, de
 const Before = Type.Optional(Type.Integer({ minimum: 1, description: 'page backwards: only entries with an id below this (pass the smallest id of the page already read)' }));
 
 export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
-  const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
+  const accountId = (address: string) => ctx.core.accountId(address);
 
   app.get('/perps/orders', {
     config: { access: 'read', ...HISTORY_ONLY },
@@ -105,12 +103,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     checkMarketFilter(ctx, req.query.marketId);
     const address = callerAddress(req);
     const id = accountId(address);
-    const account = id === undefined ? undefined : ctx.exchange.linear.findAccount(id);
-    if (account === undefined) return [];
-    const orders = [...account.orders.values()]
-      .filter((o) => req.query.marketId === undefined || o.market.spec.id === req.query.marketId)
-      .sort((a, b) => b.id - a.id)
-      .map(orderRecord);
+    const orders = id === undefined ? [] : ctx.core.openOrders('linear', id, req.query.marketId);
     return perpOrderReads(ctx, address, orders);
   });
 
@@ -127,7 +120,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     const { marketId } = req.query;
     checkMarketFilter(ctx, marketId);
     const id = accountId(callerAddress(req));
-    const views = id === undefined ? [] : positionViews(ctx.exchange.linear, id, ctx.now());
+    const views = id === undefined ? [] : ctx.core.perpPositions(id, ctx.now());
     return views.filter((p) => marketId === undefined || p.marketId === marketId).map(positionView);
   });
 
@@ -188,7 +181,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const id = accountId(callerAddress(req)) ?? -1;
-    const v = perpBalanceView(ctx.exchange.linear, id, ctx.exchange.config.settlementAsset, ctx.now());
+    const v = ctx.core.perpBalance(id, ctx.now());
     return {
       asset: v.asset,
       balance: dec(v.balance),

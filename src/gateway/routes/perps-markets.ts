@@ -6,9 +6,8 @@
 import { Type } from 'typebox';
 import { BUY, SELL } from '../../core/book/order-book.ts';
 import { bookDepth } from '../../core/clob/views.ts';
-import type { LinearMarket } from '../../core/linear/market.ts';
-import { systemAccount } from '../../core/ledger/ledger.ts';
 import { formatDecimal, unitOf } from '../../core/money.ts';
+import type { LinearMarketView } from '../../core/queries.ts';
 import type { TypedApp } from '../app.ts';
 import { histories, type GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
@@ -51,7 +50,7 @@ export const BookSnapshot = Type.Object({
   asks: Type.Array(Level),
 });
 
-export function linearMarketView(ctx: GatewayContext, m: LinearMarket, now: number) {
+export function linearMarketView(ctx: GatewayContext, m: LinearMarketView, now: number) {
   const s = m.spec;
   return {
     id: s.id,
@@ -59,12 +58,12 @@ export function linearMarketView(ctx: GatewayContext, m: LinearMarket, now: numb
     marketType: s.type as 'perp' | 'future',
     baseSymbol: s.baseSymbol,
     quoteSymbol: s.quoteSymbol,
-    markPrice: decOrNull(ctx.exchange.linear.markAt(m, now)),
+    markPrice: decOrNull(ctx.core.markPrice(s.id, now)),
     priceDecimals: s.priceDecimals,
     sizeDecimals: s.sizeDecimals,
     ...(s.expiry === null ? {} : { expiry: iso(s.expiry) }),
     indexMarketId: s.indexMarketId,
-    indexPrice: decOrNull(ctx.exchange.indexPrice(s.underlying, now)),
+    indexPrice: decOrNull(ctx.core.indexPrice(s.underlying, now)),
     underlying: s.underlying,
     tickSize: dec(unitOf(s.priceDecimals)),
     stepSize: dec(unitOf(s.sizeDecimals)),
@@ -77,7 +76,7 @@ export function linearMarketView(ctx: GatewayContext, m: LinearMarket, now: numb
 }
 
 /** Book levels [price, size] best first, from the book's flat depth array. */
-export function bookSides(m: LinearMarket, depth: number) {
+export function bookSides(m: LinearMarketView, depth: number) {
   const out: number[] = [];
   const side = (s: 0 | 1) => {
     const n = m.book.depth(s, depth, out);
@@ -91,7 +90,7 @@ export function bookSides(m: LinearMarket, depth: number) {
 export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
   const list = async () => {
     const now = ctx.now();
-    const linear = [...ctx.exchange.linear.markets.values()]
+    const linear = [...ctx.core.linearMarkets().values()]
       .filter((m) => m.status === 'open' && (m.spec.expiry === null || m.spec.expiry > now))
       .sort((a, b) => (a.spec.expiry ?? 0) - (b.spec.expiry ?? 0) || (a.spec.id < b.spec.id ? -1 : 1))
       .map((m) => linearMarketView(ctx, m, now));
@@ -120,10 +119,10 @@ export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const depth = req.query.depth ?? MAX_BOOK_LEVELS;
-    const market = ctx.exchange.linear.markets.get(req.params.marketId);
+    const market = ctx.core.linearMarkets().get(req.params.marketId);
     if (market !== undefined && market.status === 'open') return bookSides(market, depth);
     // Spot pairs are listed in /perps/markets too, so their books are served here as well.
-    const spot = ctx.exchange.clob.markets.get(req.params.marketId);
+    const spot = ctx.core.clobMarkets().get(req.params.marketId);
     if (spot === undefined || spot.isOption) {
       throw apiError('NOT_FOUND', `market ${req.params.marketId} not found`);
     }
@@ -161,7 +160,7 @@ export function perpsMarketRoutes(app: TypedApp, ctx: GatewayContext): void {
       }, [429]),
     },
   }, async () =>
-    ctx.exchange.perpFees.tiers.map((t) => ({
+    ctx.core.perpFeeTiers().map((t) => ({
       min30dVolumeUsd: dec(t.min30dVolumeUsd),
       makerBps: dec(t.makerBps),
       takerBps: dec(t.takerBps),
@@ -173,9 +172,9 @@ const HOUR = 3_600_000;
 
 /** The fund's ledger account read back: balance, flows and an hourly history. */
 async function insuranceFundView(ctx: GatewayContext, now: number) {
-  const asset = ctx.exchange.config.settlementAsset;
+  const asset = ctx.core.config.settlementAsset;
   const entries = (await histories(ctx)).wallet.systemHistory('insurance', asset, now - 7 * 24 * HOUR);
-  const balance = ctx.exchange.ledger.balance(systemAccount('insurance', asset));
+  const balance = ctx.core.insuranceFundBalance();
   let inflow = 0n;
   let outflow = 0n;
   for (const e of entries) {
@@ -185,7 +184,6 @@ async function insuranceFundView(ctx: GatewayContext, now: number) {
   }
   const hourly = new Map<number, bigint>();
   for (const e of entries) hourly.set(Math.floor(e.at / HOUR) * HOUR + HOUR, e.balanceAfter);
-  const fund = ctx.exchange.linear.findAccount(0);
   return {
     asset,
     balance: dec(balance),
@@ -193,11 +191,11 @@ async function insuranceFundView(ctx: GatewayContext, now: number) {
     inflow24h: dec(inflow),
     outflow24h: dec(outflow),
     history: [...hourly].map(([at, b]) => ({ at: iso(Math.min(at, now)), balance: dec(b) })),
-    positions: [...(fund?.positions.values() ?? [])].filter((p) => p.size !== 0).map((p) => ({
-      marketId: p.market.spec.id,
-      side: p.size > 0 ? 'long' : 'short',
-      size: dec(p.market.units.size(Math.abs(p.size))),
-      entryPrice: decOrNull(p.entryPrice()),
+    positions: ctx.core.insuranceFundPositions().map((p) => ({
+      marketId: p.marketId,
+      side: p.side,
+      size: dec(p.size),
+      entryPrice: decOrNull(p.entryPrice),
     })),
   };
 }

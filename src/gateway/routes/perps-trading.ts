@@ -43,7 +43,7 @@ const ORDER_ERRORS = [400, 401, 403, 404, 409, 422, 429] as const;
 
 export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
   const marketSpec = (marketId: string) => {
-    const market = ctx.exchange.linear.markets.get(marketId);
+    const market = ctx.core.linearMarkets().get(marketId);
     if (market === undefined || market.status !== 'open') throw apiError('NOT_FOUND', `market ${marketId} not found`);
     return market.spec;
   };
@@ -80,7 +80,7 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
     const address = callerAddress(req);
     checkOrderBodies([req.body]);
     const request = orderRequest(req.body, marketSpec(req.body.marketId));
-    const { plan, rejection, volume30d, feeRole, feeBps, estimate } = ctx.exchange.previewPerpOrder(address, request, ctx.now());
+    const { plan, rejection, volume30d, feeRole, feeBps, estimate } = ctx.core.previewPerpOrder(address, request, ctx.now());
     // A check that fails before the order's figures are known leaves notional, margin and fee at 0.
     return {
       notional: dec(plan?.notional ?? 0n),
@@ -271,17 +271,17 @@ export function perpsTradingRoutes(app: TypedApp, ctx: GatewayContext): void {
 
 /** The market of one of the caller's live perp orders, for parsing an amend; 404/409 otherwise. */
 async function liveOrderSpec(ctx: GatewayContext, address: string, id: number) {
-  const accountId = ctx.exchange.accounts.find(address)?.id;
-  const order = accountId === undefined ? undefined : ctx.exchange.linear.findAccount(accountId)?.orders.get(id);
-  if (order === undefined) throw await endedOrNotFound(ctx, address, id);
-  return order.market.spec;
+  const accountId = ctx.core.accountId(address);
+  const spec = accountId === undefined ? undefined : ctx.core.liveOrderMarket('linear', accountId, id);
+  if (spec === undefined) throw await endedOrNotFound(ctx, address, id);
+  return spec;
 }
 
 /** 409 CONFLICT when the order is the caller's and already ended, 404 when unknown or someone else's. */
 async function endedOrNotFound(ctx: GatewayContext, address: string, id: number) {
-  const account = ctx.exchange.accounts.find(address);
-  const past = account === undefined ? undefined : (await histories(ctx)).trading.order(id);
-  if (past !== undefined && past.accountId === account?.id && past.engine === 'linear' && past.status !== 'open' && past.status !== 'untriggered') {
+  const accountId = ctx.core.accountId(address);
+  const past = accountId === undefined ? undefined : (await histories(ctx)).trading.order(id);
+  if (past !== undefined && past.accountId === accountId && past.engine === 'linear' && past.status !== 'open' && past.status !== 'untriggered') {
     return apiError('CONFLICT', `order ${id} is already ${past.status}`);
   }
   return apiError('NOT_FOUND', `order ${id} not found`);
@@ -289,16 +289,14 @@ async function endedOrNotFound(ctx: GatewayContext, address: string, id: number)
 
 /** The margin mode a close without one means: the cross position, or the isolated one when only that is open. */
 function openMode(ctx: GatewayContext, address: string, marketId: string): MarginMode {
-  const accountId = ctx.exchange.accounts.find(address)?.id;
-  const account = accountId === undefined ? undefined : ctx.exchange.linear.findAccount(accountId);
-  const market = ctx.exchange.linear.markets.get(marketId);
-  if (account === undefined || market === undefined) return 'cross';
-  const open = (mode: MarginMode) => (account.position(market, mode)?.size ?? 0) !== 0;
+  const accountId = ctx.core.accountId(address);
+  if (accountId === undefined) return 'cross';
+  const open = (mode: MarginMode) => ctx.core.hasOpenPerpPosition(accountId, marketId, mode);
   return !open('cross') && open('isolated') ? 'isolated' : 'cross';
 }
 
 function placeView(ctx: GatewayContext, r: PlaceResult, address: string) {
-  const accountId = ctx.exchange.accounts.find(address)?.id ?? -1;
+  const accountId = ctx.core.accountId(address) ?? -1;
   return {
     ...orderView(r.order),
     fills: r.fills.map((f) => fillView(f, accountId)),

@@ -1,7 +1,6 @@
 /**
  * Helpers that turn the linear engine's live state into wire views for the perps routes.
  */
-import { positionViewFor } from '../../core/linear/views.ts';
 import type { MarginMode } from '../../core/records.ts';
 import type { GatewayContext } from '../context.ts';
 import { apiError } from '../errors.ts';
@@ -9,9 +8,9 @@ import { positionView } from '../schemas/orders.ts';
 
 /** The caller's position in a market and mode, valued now, or null when flat. */
 export function positionViewOf(ctx: GatewayContext, address: string, marketId: string, mode: MarginMode) {
-  const account = ctx.exchange.accounts.find(address);
-  if (account === undefined) return null;
-  const p = positionViewFor(ctx.exchange.linear, account.id, marketId, mode, ctx.now());
+  const accountId = ctx.core.accountId(address);
+  if (accountId === undefined) return null;
+  const p = ctx.core.perpPosition(accountId, marketId, mode, ctx.now());
   return p === null ? null : positionView(p);
 }
 
@@ -20,5 +19,5 @@ export function positionViewOf(ctx: GatewayContext, address: string, marketId: s
  * readable); an unknown id is a 404, as on the public reads, never an empty answer that hides a typo.
  */
 export function checkMarketFilter(ctx: GatewayContext, marketId: string | undefined): void {
-  if (marketId !== undefined && !ctx.exchange.linear.markets.has(marketId)) throw apiError('NOT_FOUND', `market ${marketId} not found`);
+  if (marketId !== undefined && !ctx.core.linearMarkets().has(marketId)) throw apiError('NOT_FOUND', `market ${marketId} not found`);
 }

@@ -62,9 +62,9 @@ export interface ListedMarket {
 
 /** The market the core lists under `id` (any kind, any status), or undefined. */
 export function listedMarket(ctx: GatewayContext, id: string): ListedMarket | undefined {
-  const linear = ctx.exchange.linear.markets.get(id);
+  const linear = ctx.core.linearMarkets().get(id);
   if (linear !== undefined) return { spec: linear.spec, kind: linear.spec.type, open: linear.status === 'open' };
-  const clob = ctx.exchange.clob.markets.get(id);
+  const clob = ctx.core.clobMarkets().get(id);
   if (clob !== undefined) return { spec: clob.spec, kind: clob.spec.type, open: clob.status === 'open' };
   return undefined;
 }

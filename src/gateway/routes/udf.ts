@@ -194,8 +194,8 @@ export function udfRoutes(app: TypedApp, ctx: GatewayContext): void {
       if (!open || out.length >= limit || (type !== null && spec.type !== type)) return;
       if (spec.id.toUpperCase().includes(text)) out.push(searchResult(spec));
     };
-    for (const m of ctx.exchange.linear.markets.values()) consider(m.spec, m.status === 'open');
-    for (const m of ctx.exchange.clob.markets.values()) consider(m.spec, m.status === 'open');
+    for (const m of ctx.core.linearMarkets().values()) consider(m.spec, m.status === 'open');
+    for (const m of ctx.core.clobMarkets().values()) consider(m.spec, m.status === 'open');
     return out;
   });
 

@@ -83,9 +83,9 @@ const CLIENT_TRANSFER_ID_RULE =
   'nothing. Retry a request whose response was lost with the same id.';
 
 export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
-  const asset = ctx.exchange.config.settlementAsset;
-  const usdcDecimals = ctx.exchange.config.assetDecimals[asset] ?? 6;
-  const accountId = (address: string) => ctx.exchange.accounts.find(address)?.id;
+  const asset = ctx.core.config.settlementAsset;
+  const usdcDecimals = ctx.core.config.assetDecimals[asset] ?? 6;
+  const accountId = (address: string) => ctx.core.accountId(address);
 
   app.get('/wallet/deposit-address', {
     config: { access: 'session' },
@@ -100,7 +100,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
     address: ctx.chain.depositAddress(callerAddress(req)),
     chainId: ctx.chain.chainId,
     asset,
-    confirmationsRequired: ctx.exchange.config.depositConfirmations,
+    confirmationsRequired: ctx.core.config.depositConfirmations,
   }));
 
   app.get('/wallet/balance', {
@@ -112,7 +112,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
       response: responses({ 200: BalanceView }),
     },
   }, async (req) => {
-    return balances(ctx.exchange.walletBalances(callerAddress(req)));
+    return balances(ctx.core.walletBalances(callerAddress(req)));
   });
 
   app.get('/wallet/assets', {
@@ -125,7 +125,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
       }),
     },
   }, async (req) => {
-    return ctx.exchange.assetBalances(callerAddress(req)).map((a) => ({
+    return ctx.core.assetBalances(callerAddress(req)).map((a) => ({
       asset: a.asset,
       bucket: a.bucket,
       available: dec(a.available),

@@ -31,16 +31,15 @@
  * test/streams/perps-private.test.ts.
  */
 import type { ExchangeEvent } from '../../core/events.ts';
-import type { LinearMarket } from '../../core/linear/market.ts';
-import { positionRecord } from '../../core/linear/records.ts';
 import type { FillRecord, FillSide, PositionRecord } from '../../core/records.ts';
+import type { LinearMarketView } from '../../core/queries.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import type { BookListener, BookViews } from './book-view.ts';
 import { Group, type EventSink, type StreamHub } from './hub.ts';
 import { eventChunk, type SseConnection, type StreamErrorCode } from './sse.ts';
 
 export interface EventsQuery {
-  readonly market: LinearMarket;
+  readonly market: LinearMarketView;
   readonly depth: number;
   readonly intervalMs: number;
   readonly openOnly: boolean;
@@ -155,7 +154,7 @@ export class UserGroup extends Group implements AccountSink {
     conn.onClose(() => {
       if (this.members.delete(conn)) this.release();
     });
-    const ts = this.hub.ctx.exchange.now();
+    const ts = this.hub.ctx.core.now();
     const payload = `{"trades":[],"positions":[${this.views.openPositions(this.address, null).join(',')}]}`;
     conn.write(this.frame('snapshot', 'PerpsUserSnapshot', ts, payload));
   }
@@ -198,7 +197,7 @@ export class EventsSubscriber implements AccountSink, BookListener {
     private readonly hub: StreamHub,
     private readonly conn: SseConnection,
     private readonly address: string,
-    private readonly market: LinearMarket,
+    private readonly market: LinearMarketView,
     openOnly: boolean,
   ) {
     this.pending = new Pending(openOnly);
@@ -220,7 +219,7 @@ export class EventsSubscriber implements AccountSink, BookListener {
     const orderbook = book.snapshotLevels();
     const rest = `"trades":[],"positions":[${positions}]`;
     const payload = `{"marketId":${market},"orderbook":{${orderbook}},${rest}}`;
-    const engineTs = this.hub.ctx.exchange.now();
+    const engineTs = this.hub.ctx.core.now();
     this.send('snapshot', 'PerpsStreamSnapshot', engineTs, payload);
   }
 
@@ -279,18 +278,13 @@ export class AccountViews implements EventSink {
 
   seed(): void {
     this.open.clear();
-    const exchange = this.hub.ctx.exchange;
-    for (const account of exchange.accounts.all()) {
-      for (const p of exchange.linear.findAccount(account.id)?.positions.values() ?? []) {
-        if (p.size !== 0) this.remember(positionRecord(p));
-      }
-    }
+    for (const p of this.hub.ctx.core.openPerpPositions()) this.remember(p);
   }
 
   onEvents(events: readonly ExchangeEvent[]): void {
     for (const e of events) {
       if (e.type === 'position') {
-        if (!this.hub.ctx.exchange.linear.markets.has(e.position.marketId)) continue;
+        if (!this.hub.ctx.core.linearMarkets().has(e.position.marketId)) continue;
         this.remember(e.position);
         const sinks = this.sinksOf(e.position.accountId);
         if (sinks === undefined) continue;
@@ -316,8 +310,8 @@ export class AccountViews implements EventSink {
 
   /** The account's open positions (one market, or all) from the mirror, as Position JSON. */
   openPositions(address: string, marketId: string | null): string[] {
-    const account = this.hub.ctx.exchange.accounts.find(address);
-    const positions = account === undefined ? undefined : this.open.get(account.id);
+    const accountId = this.hub.ctx.core.accountId(address);
+    const positions = accountId === undefined ? undefined : this.open.get(accountId);
     if (positions === undefined) return [];
     const out = [...positions.values()].filter((p) => marketId === null || p.marketId === marketId);
     out.sort((a, b) => (a.marketId < b.marketId ? -1 : a.marketId > b.marketId ? 1 : a.id < b.id ? -1 : 1));
@@ -360,7 +354,7 @@ export class AccountViews implements EventSink {
   }
 
   private sinksOf(accountId: number): Set<AccountSink> | undefined {
-    const address = this.hub.ctx.exchange.accounts.byNumber(accountId)?.address;
+    const address = this.hub.ctx.core.accountAddress(accountId);
     return address === undefined ? undefined : this.feeds.get(address);
   }
 }

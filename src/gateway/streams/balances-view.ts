@@ -3,7 +3,7 @@
  *
  * Payload `{ wallet, perps, options, spot, pendingWithdrawalTotal, updatedAt }`, each bucket
  * `{ available, locked, total }` in the settlement asset (USDC), read from the core with
- * `exchange.assetBalances` and `exchange.walletBalances` (decisions.md "Streams"). `updatedAt` is
+ * `core.assetBalances` and `core.walletBalances` (core/queries.ts) (decisions.md "Streams"). `updatedAt` is
  * when the figures were read (ISO 8601).
  *
  * Driven by published events: a `ledger` entry on one of the account's buckets, a `settlement`
@@ -50,7 +50,7 @@ export class BalancesGroup extends Group {
     this.seenMarkEpoch = views.markEpoch;
     this.held = this.read();
     this.readAt = hub.ctx.now();
-    this.engineTs = hub.ctx.exchange.now();
+    this.engineTs = hub.ctx.core.now();
   }
 
   /**
@@ -79,7 +79,7 @@ export class BalancesGroup extends Group {
   protected tick(): void {
     if (this.waiting > 0) return; // the read before is not out yet; dirty stays set for the next tick
     if (!this.dirty && this.seenMarkEpoch === this.views.markEpoch) return;
-    if (!this.dirty) this.engineTs = Math.max(this.engineTs, this.hub.ctx.exchange.now());
+    if (!this.dirty) this.engineTs = Math.max(this.engineTs, this.hub.ctx.core.now());
     this.dirty = false;
     this.seenMarkEpoch = this.views.markEpoch;
     this.whenDurable(this.read(), this.hub.ctx.now(), () => undefined, null);
@@ -125,14 +125,14 @@ export class BalancesGroup extends Group {
 
   /** `"wallet":{...},"perps":{...},"options":{...},"spot":{...},"pendingWithdrawalTotal":"..."` */
   private read(): string {
-    const exchange = this.hub.ctx.exchange;
-    const asset = exchange.config.settlementAsset;
+    const core = this.hub.ctx.core;
+    const asset = core.config.settlementAsset;
     const buckets: Record<string, { available: string; locked: string; total: string }> = {};
-    for (const b of exchange.assetBalances(this.address)) {
+    for (const b of core.assetBalances(this.address)) {
       if (b.asset !== asset) continue;
       buckets[b.bucket] = { available: dec(b.available), locked: dec(b.locked), total: dec(b.total) };
     }
-    const pending = dec(exchange.walletBalances(this.address).pendingWithdrawalTotal);
+    const pending = dec(core.walletBalances(this.address).pendingWithdrawalTotal);
     const json = JSON.stringify({
       wallet: buckets.wallet,
       perps: buckets.perps,
@@ -191,7 +191,7 @@ export class BalancesViews implements EventSink {
   }
 
   private touch(accountId: number, at: number): void {
-    const address = this.hub.ctx.exchange.accounts.byNumber(accountId)?.address;
+    const address = this.hub.ctx.core.accountAddress(accountId);
     const group = address === undefined ? undefined : this.groups.get(address);
     if (group === undefined) return;
     group.dirty = true;

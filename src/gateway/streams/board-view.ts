@@ -73,8 +73,8 @@ export class BoardGroup extends Group {
     const ctx: GatewayContext = this.hub.ctx;
     const now = ctx.now();
     const payload = JSON.stringify(boardView(ctx, this.underlying, now, this.boards.board(this.underlying)));
-    const engineTs = ctx.exchange.now();
-    const sourceTs = ctx.exchange.index.index(this.underlying, now)?.sourceTs ?? engineTs;
+    const engineTs = ctx.core.now();
+    const sourceTs = ctx.core.index(this.underlying, now)?.sourceTs ?? engineTs;
     return this.dataFrame('OptionsBoardSnapshot', engineTs, sourceTs, payload);
   }
 }
@@ -91,8 +91,8 @@ export class DurableBoards implements EventSink {
   constructor(private readonly ctx: GatewayContext) {}
 
   seed(): void {
-    for (const p of this.ctx.exchange.config.linear.perps) {
-      const b = this.ctx.exchange.board.board(p.underlying);
+    for (const p of this.ctx.core.config.linear.perps) {
+      const b = this.ctx.core.optionBoard(p.underlying);
       if (b !== undefined) this.boards.set(p.underlying, b);
     }
   }
@@ -100,7 +100,7 @@ export class DurableBoards implements EventSink {
   onEvents(events: readonly ExchangeEvent[]): void {
     for (const e of events) {
       if (e.type !== 'board') continue;
-      const b = this.ctx.exchange.board.board(e.underlying);
+      const b = this.ctx.core.optionBoard(e.underlying);
       if (b !== undefined && b.computedAt === e.at) this.boards.set(e.underlying, b);
     }
   }

@@ -146,7 +146,7 @@ export class BookViews {
 
   /** The mirrors start from the recovered books (BookMirrors.seed). */
   constructor(private readonly hub: StreamHub, private readonly clob: BookMirrors) {
-    this.linear = new BookMirrors(hub, 'linear', () => hub.ctx.exchange.linear.markets);
+    this.linear = new BookMirrors(hub, 'linear', () => hub.ctx.core.linearMarkets());
   }
 
   /** The group for (market, depth, interval), made now if new. */
@@ -155,8 +155,8 @@ export class BookViews {
     const key = `${id}|${depth}|${intervalMs}`;
     let group = this.groups.get(key);
     if (group === undefined) {
-      const mirrors = this.hub.ctx.exchange.linear.markets.has(id) ? this.linear : this.clob;
-      const engineTs = mirrors.changedAt(id, this.hub.ctx.exchange.now());
+      const mirrors = this.hub.ctx.core.linearMarkets().has(id) ? this.linear : this.clob;
+      const engineTs = mirrors.changedAt(id, this.hub.ctx.core.now());
       const mirror = mirrors.mirror(id)!;
       let unwatch = (): void => undefined;
       const forget = () => {

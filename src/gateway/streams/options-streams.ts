@@ -19,7 +19,7 @@
  * API key on the private stream. Tested by test/streams/board-stream.test.ts and
  * test/streams/options-events-stream.test.ts.
  */
-import type { ClobMarket } from '../../core/clob/market.ts';
+import type { ClobMarketView } from '../../core/queries.ts';
 import type { TypedApp } from '../app.ts';
 import { apiError } from '../errors.ts';
 import type { BookMirrors } from './book-mirror.ts';
@@ -55,14 +55,14 @@ export function optionsStreamRoutes(app: TypedApp, hub: StreamHub, clobBooks: Bo
 /** The underlying, if the service lists it (its perpetual is configured), else 404. */
 function knownUnderlying(hub: StreamHub, underlying: string | undefined): string {
   const u = underlying ?? PRIMARY_UNDERLYING;
-  const listed = hub.ctx.exchange.config.linear.perps.some((p) => p.underlying === u);
+  const listed = hub.ctx.core.config.linear.perps.some((p) => p.underlying === u);
   if (!listed) throw apiError('NOT_FOUND', `underlying ${u} not found`);
   return u;
 }
 
 /** The option instrument, trading now: 404 when unknown or not trading, 400 for a spot pair. */
-function optionMarket(hub: StreamHub, id: string): ClobMarket {
-  const m = hub.ctx.exchange.clob.markets.get(id);
+function optionMarket(hub: StreamHub, id: string): ClobMarketView {
+  const m = hub.ctx.core.clobMarkets().get(id);
   if (m === undefined || m.status !== 'open') throw apiError('NOT_FOUND', `market ${id} not found`);
   if (!m.isOption) {
     const message = `${id} is a spot pair; /options/stream/events takes an option instrument`;

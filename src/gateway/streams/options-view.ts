@@ -28,8 +28,8 @@
  * instrument stops trading (expiry). Tested by test/streams/options-events-stream.test.ts.
  */
 import type { ExchangeEvent } from '../../core/events.ts';
-import type { ClobMarket } from '../../core/clob/market.ts';
 import type { FillRecord } from '../../core/records.ts';
+import type { ClobMarketView } from '../../core/queries.ts';
 import { dec, iso } from '../format.ts';
 import { BookLevels } from './book-levels.ts';
 import type { BookMirror, BookMirrors, BookWatcher } from './book-mirror.ts';
@@ -37,7 +37,7 @@ import { Group, type EventSink, type StreamHub } from './hub.ts';
 import type { SseConnection, StreamErrorCode } from './sse.ts';
 
 export interface OptionsQuery {
-  readonly market: ClobMarket;
+  readonly market: ClobMarketView;
   readonly depth: number;
   readonly intervalMs: number;
   readonly includeReference: boolean;
@@ -75,7 +75,7 @@ export class OptionsGroup extends Group implements BookWatcher {
 
   constructor(
     hub: StreamHub,
-    readonly market: ClobMarket,
+    readonly market: ClobMarketView,
     book: BookMirror,
     depth: number,
     intervalMs: number,
@@ -131,7 +131,7 @@ export class OptionsGroup extends Group implements BookWatcher {
     const referenceMoved = reference !== this.reference;
     if (diff === null && this.trades.length === 0 && !referenceMoved) return;
     if (referenceMoved) {
-      const computedAt = this.hub.ctx.exchange.board.board(this.market.underlying)?.computedAt ?? 0;
+      const computedAt = this.hub.ctx.core.optionBoard(this.market.underlying)?.computedAt ?? 0;
       if (computedAt > this.latestTs) this.latestTs = computedAt;
     }
     this.seq++;
@@ -156,8 +156,8 @@ export class OptionsGroup extends Group implements BookWatcher {
   private referenceJson(): string {
     const ctx = this.hub.ctx;
     const now = ctx.now();
-    const indexed = ctx.exchange.indexPrice(this.market.underlying, now) !== null;
-    const mark = indexed ? ctx.exchange.board.mark(this.market.spec.id, now)?.mark ?? null : null;
+    const indexed = ctx.core.indexPrice(this.market.underlying, now) !== null;
+    const mark = indexed ? ctx.core.optionMark(this.market.spec.id, now)?.mark ?? null : null;
     const markPrice = mark === null ? null : dec(mark);
     const source = markPrice === null ? null : REFERENCE_SOURCE;
     return JSON.stringify({ markPrice, source, tradable: false });
@@ -196,7 +196,7 @@ export class OptionsViews implements EventSink {
 
   private create(key: string, q: OptionsQuery): OptionsGroup {
     const id = q.market.spec.id;
-    const engineTs = this.mirrors.changedAt(id, this.hub.ctx.exchange.now());
+    const engineTs = this.mirrors.changedAt(id, this.hub.ctx.core.now());
     const mirror = this.mirrors.mirror(id)!;
     let unwatch = (): void => undefined;
     const forget = () => {

@@ -10,7 +10,7 @@
  * The views live in book-view.ts and account-view.ts; opening rules in open.ts.
  * Tested by test/streams/book-stream.test.ts and test/streams/perps-private.test.ts.
  */
-import type { LinearMarket } from '../../core/linear/market.ts';
+import type { LinearMarketView } from '../../core/queries.ts';
 import type { TypedApp } from '../app.ts';
 import { apiError } from '../errors.ts';
 import { AccountViews } from './account-view.ts';
@@ -39,14 +39,14 @@ const PRIVATE_NOTE =
 export function perpsStreamRoutes(app: TypedApp, hub: StreamHub, clobBooks: BookMirrors): void {
   const books = new BookViews(hub, clobBooks);
   const accounts = new AccountViews(hub, books);
-  const market = (id: string): LinearMarket => {
-    const m = hub.ctx.exchange.linear.markets.get(id);
+  const market = (id: string): LinearMarketView => {
+    const m = hub.ctx.core.linearMarkets().get(id);
     if (m === undefined || m.status !== 'open') throw apiError('NOT_FOUND', `market ${id} not found`);
     return m;
   };
   // Every market /perps/markets lists: perpetuals, futures and the spot pairs.
   const bookMarket = (id: string): BookMarket => {
-    const spot = hub.ctx.exchange.clob.markets.get(id);
+    const spot = hub.ctx.core.clobMarkets().get(id);
     if (spot === undefined || spot.isOption) return market(id);
     if (spot.status !== 'open') throw apiError('NOT_FOUND', `market ${id} not found`);
     return spot;
@@ -56,7 +56,7 @@ export function perpsStreamRoutes(app: TypedApp, hub: StreamHub, clobBooks: Book
   userStreamRoute(app, hub, accounts);
 }
 
-type MarketLookup = (id: string) => LinearMarket;
+type MarketLookup = (id: string) => LinearMarketView;
 
 function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market: (id: string) => BookMarket): void {
   app.get('/perps/book-stream', {

@@ -92,7 +92,7 @@ export class TradesGroup extends Group {
   ) {
     super(hub, intervalMs, onEmpty);
     this.marketJson = JSON.stringify(marketId);
-    this.heldTs = hub.ctx.exchange.now();
+    this.heldTs = hub.ctx.core.now();
     this.ready = this.start();
   }
 
