@@ -3,7 +3,8 @@
  * rejections travel intact; a command sent while no leader is subscribed, or held by a leader that
  * died, reaches the next leader under the same command id; with no leader for longer than the
  * deadline, or with the NATS server killed (kill -9), a submission resolves UNAVAILABLE within the
- * deadline instead of hanging, and both ends carry on once the server is back; two cores in the
+ * deadline instead of hanging (at once on a closed connection), and both ends carry on once the
+ * server is back; a slow commit answers every retry of its id from one handling; two cores in the
  * queue group handle each request once. Each test uses a subject of its own.
  */
 import assert from 'node:assert/strict';
@@ -162,7 +163,18 @@ test('with no leader for longer than the deadline the gateway answers UNAVAILABL
   assert.equal(reply.ok, false);
   assert.ok(!reply.ok && reply.code === 'UNAVAILABLE' && 'retryAfterSeconds' in reply && reply.retryAfterSeconds >= 1);
   assert.match(reply.message, /no leader core answered within 1000 ms/);
-  assert.ok(elapsed >= 950 && elapsed < 1_400, `answered after ${elapsed.toFixed(0)} ms`);
+  assert.ok(elapsed >= 950 && elapsed < 1_500, `answered after ${elapsed.toFixed(0)} ms`);
+});
+
+test('on a closed connection a submission answers UNAVAILABLE at once', async () => {
+  const nc = await connection('gateway');
+  const client = new CommandBusClient(nc, { subject: freshSubject() });
+  await nc.close();
+  const started = performance.now();
+  const reply = await client.submit(randomUUID(), ORDER);
+  assert.ok(!reply.ok && reply.code === 'UNAVAILABLE');
+  assert.match(reply.message, /connection to NATS is closed/);
+  assert.ok(performance.now() - started < 100);
 });
 
 test('stop() answers the commands it took, then the core takes no more', async () => {
@@ -217,7 +229,7 @@ test('kill -9 of nats-server for longer than the deadline: every request in flig
   const { client, results } = await killDuringRequests(subject, 1_000, 1_400);
   for (const { reply, ms } of results) {
     assert.equal(reply.ok === false && reply.code, 'UNAVAILABLE');
-    assert.ok(ms < 1_000 + 300, `answered after ${ms.toFixed(0)} ms`);
+    assert.ok(ms < 1_000 + 500, `answered after ${ms.toFixed(0)} ms`);
   }
   // Both ends reconnect by themselves: new commands go through.
   assert.deepEqual((await client.submit(randomUUID(), ORDER)).ok, true);
@@ -228,7 +240,7 @@ test('kill -9 of nats-server, back within the deadline: requests in flight go th
   const { client, results } = await killDuringRequests(subject, 4_000, 500);
   for (const { reply, ms } of results) {
     assert.ok(reply.ok, `${JSON.stringify(reply)} after ${ms.toFixed(0)} ms`);
-    assert.ok(ms < 4_000 + 300);
+    assert.ok(ms < 4_000 + 500);
   }
   assert.deepEqual((await client.submit(randomUUID(), ORDER)).ok, true);
 });
