@@ -1,13 +1,14 @@
 /** The fixed-window counter on a clock the test moves: budgets per key and the window's reset. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { synchronous } from '../../test/support/synchronous.ts';
 import { RateLimiter, SignInThrottle } from './rate-limit.ts';
 
 const settings = { windowMs: 10_000, anonymousPerWindow: 2, accountPerWindow: 3, orderActionsPerWindow: 1, addressPerWindow: 1_000_000 };
 
 test('a key gets its limit per window; the next window starts afresh; the reset counts down', () => {
   let now = 1_000_000;
-  const limiter = new RateLimiter(settings, () => now);
+  const limiter = synchronous(new RateLimiter(settings, () => now));
   assert.deepEqual(limiter.take('ip', 2), { allowed: true, remaining: 1, resetSeconds: 10 });
   assert.equal(limiter.take('ip', 2).allowed, true);
   now += 4_000;

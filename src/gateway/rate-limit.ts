@@ -16,12 +16,19 @@
  * one budget per route group; here the key depends on the resolved identity and order actions
  * draw on a separate budget, which is a dozen lines on a fixed-window counter.
  *
- * Limiter state lives only in the gateway and is lost on restart; it never affects what the core
- * does with an accepted command (research/reliability.md 5.5).
+ * The counters sit behind ports (rate-budgets.ts). In the embedded mode they live only in this
+ * process and are lost on restart; in the distributed mode they live in PostgreSQL, shared by every
+ * gateway (adapters/postgres/rate-budgets.ts; docs/architecture.md "Distributed mode: identity and
+ * rate budgets"). Either way they never affect what the core does with an accepted command
+ * (research/reliability.md 5.5).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientNetwork } from './client-network.ts';
 import { apiError } from './errors.ts';
+import type { Maybe } from './auth/identity-store.ts';
+import {
+  LocalRateBudgets, LocalSignInCounts, monotonicMs, type BudgetUse, type RateBudgets, type SignInCounts,
+} from './rate-budgets.ts';
 
 export interface RateLimitSettings {
   readonly windowMs: number;
@@ -34,30 +41,19 @@ export interface RateLimitSettings {
 export type Budget = 'anonymous' | 'account' | 'orders' | 'address' | 'sign-in';
 
 export class RateLimiter {
-  private windowStart = 0;
-  private counts = new Map<string, number>();
-
   /**
-   * `now`: a monotonic clock by default. Windows are relative (the reset header counts seconds), and
-   * the wall clock stepping back into another window would end every client's window at once.
+   * `now`: the clock of the default in-memory budgets, monotonic by default (rate-budgets.ts).
+   * `budgets`: where the counts live (default: this process's memory).
    */
   constructor(
     private readonly settings: RateLimitSettings,
-    private readonly now: () => number = () => Math.floor(performance.now()),
+    now: () => number = monotonicMs,
+    private readonly budgets: RateBudgets = new LocalRateBudgets(settings.windowMs, now),
   ) {}
 
   /** Counts one request for `key` against `limit`; returns what the headers should say. */
-  take(key: string, limit: number): { allowed: boolean; remaining: number; resetSeconds: number } {
-    const now = this.now();
-    const start = now - (now % this.settings.windowMs);
-    if (start !== this.windowStart) {
-      this.windowStart = start;
-      this.counts = new Map(); // every key's window ends at once: memory is bounded by one window's clients
-    }
-    const used = (this.counts.get(key) ?? 0) + 1;
-    this.counts.set(key, used);
-    const resetSeconds = Math.ceil((start + this.settings.windowMs - now) / 1000);
-    return { allowed: used <= limit, remaining: Math.max(0, limit - used), resetSeconds };
+  take(key: string, limit: number): Maybe<BudgetUse> {
+    return this.budgets.take(key, limit);
   }
 
   /**
@@ -66,7 +62,7 @@ export class RateLimiter {
    */
   takeAnonymous(ip: string): { limit: number; remaining: number; resetSeconds: number } {
     const limit = this.settings.anonymousPerWindow;
-    const { remaining, resetSeconds } = this.take(`ip:${clientNetwork(ip)}`, limit);
+    const { remaining, resetSeconds } = this.budgets.takeNow(`ip:${clientNetwork(ip)}`, limit);
     return { limit, remaining, resetSeconds };
   }
 
@@ -80,8 +76,11 @@ export class RateLimiter {
       const limit = budget === 'orders'
         ? this.settings.orderActionsPerWindow
         : budget === 'account' ? this.settings.accountPerWindow : this.settings.anonymousPerWindow;
-      const own = this.take(key, limit);
-      const ceiling = this.take(`addr:${network}`, this.settings.addressPerWindow);
+      // Both counted at once; a shared store's answers are awaited, the embedded mode's are at hand.
+      const ownTake = this.budgets.take(key, limit);
+      const ceilingTake = this.budgets.take(`addr:${network}`, this.settings.addressPerWindow);
+      const own = ownTake instanceof Promise ? await ownTake : ownTake;
+      const ceiling = ceilingTake instanceof Promise ? await ceilingTake : ceilingTake;
       const [ranOut, used, usedLimit] = !own.allowed
         ? [budget, own, limit] as const
         : !ceiling.allowed ? ['address' as const, ceiling, this.settings.addressPerWindow] as const : [null, own, limit] as const;
@@ -106,45 +105,42 @@ const BUDGET_NAMES: Record<Budget, string> = {
 };
 
 /**
- * New sessions per client address (IPv6: /64) per hour, in fixed hourly windows on a monotonic clock:
- * one address cannot sign in accounts by the hundred. Only sign-ins that succeed are counted (a
- * failed one burns its nonce, whose issue is limited per wallet and address already).
+ * New sessions per client address (IPv6: /64) per hour, in fixed hourly windows (of a monotonic
+ * clock in the embedded mode, of the wall clock when counted in PostgreSQL): one address cannot
+ * sign in accounts by the hundred. Only sign-ins that succeed are counted (a failed one burns its
+ * nonce, whose issue is limited per wallet and address already). `check` refuses early, before the
+ * signature is verified; `count` counts one in a single atomic step that refuses it if the hour's
+ * budget was used meanwhile (concurrent sign-ins, on this gateway or another), so the limit holds
+ * exactly.
  */
 export class SignInThrottle {
-  private windowStart = 0;
-  private counts = new Map<string, number>();
-
   constructor(
     private readonly perHour: number,
-    private readonly now: () => number = () => Math.floor(performance.now()),
+    now: () => number = monotonicMs,
+    private readonly counts: SignInCounts = new LocalSignInCounts(now),
   ) {}
 
   /** Refuses (429, budget `sign-in`) when `ip`'s network has used its sign-ins this hour. */
-  check(ip: string, reply: FastifyReply): void {
-    const network = clientNetwork(ip);
-    this.roll();
-    if ((this.counts.get(network) ?? 0) < this.perHour) return;
-    const reset = Math.ceil((this.windowStart + HOUR_MS - this.now()) / 1000);
-    reply.header('Retry-After', reset);
-    reply.header('X-RateLimit-Budget', 'sign-in');
+  check(ip: string, reply: FastifyReply): Maybe<void> {
+    const seen = this.counts.used(clientNetwork(ip));
+    const decide = ({ used, resetSeconds }: { used: number; resetSeconds: number }) => {
+      if (used >= this.perHour) this.refuse(resetSeconds, reply);
+    };
+    return seen instanceof Promise ? seen.then(decide) : decide(seen);
+  }
+
+  /** Counts one new session of `ip`'s network; refuses it (429) if the hour's budget ran out meanwhile. */
+  count(ip: string, reply?: FastifyReply): Maybe<void> {
+    const added = this.counts.add(clientNetwork(ip), this.perHour);
+    const decide = ({ counted, resetSeconds }: { counted: boolean; resetSeconds: number }) => {
+      if (!counted) this.refuse(resetSeconds, reply);
+    };
+    return added instanceof Promise ? added.then(decide) : decide(added);
+  }
+
+  private refuse(resetSeconds: number, reply: FastifyReply | undefined): never {
+    reply?.header('Retry-After', resetSeconds);
+    reply?.header('X-RateLimit-Budget', 'sign-in');
     throw apiError('RATE_LIMITED', `${BUDGET_NAMES['sign-in']} of ${this.perHour} new sessions per hour exceeded`);
   }
-
-  /** Counts one new session of `ip`'s network. */
-  count(ip: string): void {
-    this.roll();
-    const network = clientNetwork(ip);
-    this.counts.set(network, (this.counts.get(network) ?? 0) + 1);
-  }
-
-  private roll(): void {
-    const now = this.now();
-    const start = now - (now % HOUR_MS);
-    if (start !== this.windowStart) {
-      this.windowStart = start;
-      this.counts = new Map();
-    }
-  }
 }
-
-const HOUR_MS = 3_600_000;

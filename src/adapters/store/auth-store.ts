@@ -67,6 +67,8 @@ export class AuthStore implements NonceStore, SessionRevocations, ApiKeyStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       allKeys: db.prepare('SELECT * FROM api_keys'),
+      keyById: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
+      keysOf: db.prepare('SELECT * FROM api_keys WHERE address = ?'),
       revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
       touchKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
       deleteKey: db.prepare('DELETE FROM api_keys WHERE id = ?'),
@@ -106,18 +108,16 @@ export class AuthStore implements NonceStore, SessionRevocations, ApiKeyStore {
   }
 
   loadApiKeys(): ApiKeyRecord[] {
-    return (this.s.allKeys.all() as ApiKeyRow[]).map((r) => ({
-      id: r.id,
-      address: r.address,
-      name: r.name,
-      scope: r.scope,
-      allowedIps: JSON.parse(r.allowed_ips) as string[],
-      secretHash: r.secret_hash,
-      expiresAt: r.expires_at,
-      createdAt: r.created_at,
-      lastUsedAt: r.last_used_at,
-      revokedAt: r.revoked_at,
-    }));
+    return (this.s.allKeys.all() as ApiKeyRow[]).map(apiKeyOf);
+  }
+
+  apiKey(id: string): ApiKeyRecord | undefined {
+    const row = this.s.keyById.get(id) as ApiKeyRow | undefined;
+    return row && apiKeyOf(row);
+  }
+
+  apiKeysOf(address: string): ApiKeyRecord[] {
+    return (this.s.keysOf.all(address) as ApiKeyRow[]).map(apiKeyOf);
   }
 
   revokeApiKey(id: string, at: number): void {
@@ -165,4 +165,19 @@ export class AuthStore implements NonceStore, SessionRevocations, ApiKeyStore {
     this.s.putSecret.run(name, make());
     return (this.s.getSecret.get(name) as { value: Buffer }).value;
   }
+}
+
+function apiKeyOf(r: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: r.id,
+    address: r.address,
+    name: r.name,
+    scope: r.scope,
+    allowedIps: JSON.parse(r.allowed_ips) as string[],
+    secretHash: r.secret_hash,
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    revokedAt: r.revoked_at,
+  };
 }

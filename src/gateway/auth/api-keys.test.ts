@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { AuthStore } from '../../adapters/store/auth-store.ts';
 import { openDatabase, type Db } from '../../adapters/store/database.ts';
 import { ApiError } from '../errors.ts';
+import { synchronous } from '../../../test/support/synchronous.ts';
 import { API_KEY_LIMITS, ApiKeys, normaliseIp } from './api-keys.ts';
 
 const DAY_MS = 86_400_000;
@@ -34,8 +35,8 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A fresh instance loads every key from the store (what a restart sees). */
-const keys = () => new ApiKeys(store, () => now);
+/** A fresh instance loads every key from the store (what a restart sees); over SQLite every answer is synchronous. */
+const keys = () => synchronous(new ApiKeys(store, () => now));
 
 describe('expiry', () => {
   test('a key with expiresInDays 1 works until the last millisecond and is expired from then on', () => {

@@ -15,6 +15,7 @@ import { AuthStore } from '../../adapters/store/auth-store.ts';
 import { openDatabase, type Db } from '../../adapters/store/database.ts';
 import { loadSettings } from '../../config/env.ts';
 import { createApp, type TypedApp } from '../app.ts';
+import { sync } from '../../../test/support/synchronous.ts';
 import { ApiKeys } from './api-keys.ts';
 import type { Access } from './identity.ts';
 import { Sessions } from './sessions.ts';
@@ -65,9 +66,9 @@ before(async () => {
   }
   await app.ready();
   session = (await sessions.issue(ADDRESS)).token;
-  readKey = apiKeys.create(ADDRESS, { name: 'r', scope: 'read' }).secret;
-  tradeKey = apiKeys.create(ADDRESS, { name: 't', scope: 'trade' }).secret;
-  const revoked = apiKeys.create(ADDRESS, { name: 'x', scope: 'trade' });
+  readKey = sync(apiKeys.create(ADDRESS, { name: 'r', scope: 'read' })).secret;
+  tradeKey = sync(apiKeys.create(ADDRESS, { name: 't', scope: 'trade' })).secret;
+  const revoked = sync(apiKeys.create(ADDRESS, { name: 'x', scope: 'trade' }));
   apiKeys.revoke(ADDRESS, revoked.view.id);
   revokedKey = revoked.secret;
 });

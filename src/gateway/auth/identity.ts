@@ -63,7 +63,7 @@ export function createIdentityResolver(deps: IdentityDeps) {
     req.identityError = null;
     const key = req.headers['x-api-key'];
     if (key !== undefined) {
-      const check = deps.apiKeys.authenticate(Array.isArray(key) ? (key[0] ?? '') : key, req.ip);
+      const check = await deps.apiKeys.authenticate(Array.isArray(key) ? (key[0] ?? '') : key, req.ip);
       if (check.ok) req.identity = { via: 'apiKey', address: check.key.address, key: check.key };
       else req.identityError = apiError(check.code, check.message);
       return;

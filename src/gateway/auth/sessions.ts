@@ -7,14 +7,18 @@
  * Logout revokes the token's id (jti) until the token would have expired anyway; revocations are
  * kept in the store (a port, identity-store.ts: SQLite by default) and in memory, so a logged-out
  * token is refused after a restart too, and `prune` (the service calls it every minute) forgets
- * those whose token has expired, in both.
+ * those whose token has expired, in both. Over a store several gateways share (PostgreSQL, with
+ * `shared`), the revocations loaded at start are kept current from the store's change feed: a
+ * logout on any gateway is refused here as soon as its notification arrives, and within the feed's
+ * poll (1 s) if the notification is lost (docs/architecture.md "Distributed mode: identity and
+ * rate budgets").
  *
  * Verified tokens are cached (bounded) because jose's WebCrypto verify costs ~0.25 ms, which
  * would otherwise dominate authenticated request cost.
  */
 import { randomBytes } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
-import type { SessionRevocations } from './identity-store.ts';
+import { andThen, type Maybe, type SessionRevocations, type SharedIdentity } from './identity-store.ts';
 
 export const SESSION_TTL_MS = 7 * 86_400_000;
 const AUDIENCE = 'exchange:session';
@@ -31,16 +35,50 @@ export interface Session {
 
 export class Sessions {
   private readonly cache = new Map<string, Session>();
-  private readonly revoked: Map<string, number>;
+  private readonly revoked = new Map<string, number>();
+  /** Whether the store's revocations are in memory (a shared store's load at start: verification waits for it). */
+  private loaded = false;
+  private loading: Promise<void> | null = null;
+  private readonly unsubscribe: () => void = () => undefined;
 
   constructor(
     private readonly store: SessionRevocations,
     private readonly secret: Uint8Array,
     private readonly issuer: string,
     private readonly now: () => number = Date.now,
+    shared?: SharedIdentity,
   ) {
     if (secret.byteLength < 32) throw new Error('session secret must be at least 32 bytes');
-    this.revoked = store.revokedSessions(now());
+    if (shared !== undefined) {
+      // Subscribed before loading: a revocation made meanwhile arrives by one way or the other.
+      this.unsubscribe = shared.subscribe((change) => {
+        if (change.kind === 'session' && change.expiresAt > this.now()) this.revoked.set(change.jti, change.expiresAt);
+      });
+    }
+    const first = this.load();
+    if (first instanceof Promise) first.catch(() => undefined);
+  }
+
+  /** Loads the store's revocations: a shared store's asynchronously, verification waiting; a failed load is tried again. */
+  private load(): Maybe<void> {
+    if (this.loaded) return;
+    if (this.loading !== null) return this.loading;
+    const done = andThen(this.store.revokedSessions(this.now()), (revoked) => {
+      for (const [jti, expiresAt] of revoked) this.revoked.set(jti, expiresAt);
+      this.loaded = true;
+    });
+    if (!(done instanceof Promise)) return;
+    const loading = done.finally(() => {
+      this.loading = null;
+    });
+    loading.catch(() => undefined);
+    this.loading = loading;
+    return loading;
+  }
+
+  /** Stops following the shared store's changes. */
+  close(): void {
+    this.unsubscribe();
   }
 
   async issue(address: string): Promise<{ token: string; expiresAt: number }> {
@@ -60,6 +98,7 @@ export class Sessions {
 
   /** The session a token stands for, or null when it is invalid, expired or revoked. */
   async verify(token: string): Promise<Session | null> {
+    if (!this.loaded) await this.load();
     const now = this.now();
     const cached = this.cache.get(token);
     if (cached !== undefined) {
@@ -97,7 +136,9 @@ export class Sessions {
     const now = this.now();
     for (const [jti, expiresAt] of this.revoked) if (expiresAt <= now) this.revoked.delete(jti);
     for (const [token, session] of this.cache) if (session.expiresAt <= now) this.cache.delete(token);
-    this.store.pruneRevokedSessions(now);
+    // Housekeeping: a shared store's failed prune is retried by the next one.
+    const pruned = this.store.pruneRevokedSessions(now);
+    if (pruned instanceof Promise) pruned.catch(() => undefined);
   }
 
   /** Revocations held in memory (for tests and the health of the prune). */
@@ -105,8 +146,10 @@ export class Sessions {
     return this.revoked.size;
   }
 
-  revoke(session: Session): void {
-    this.store.revokeSession(session.jti, session.expiresAt);
-    this.revoked.set(session.jti, session.expiresAt);
+  /** Revokes the session's token, durably (and, over a shared store, for every gateway) when the call returns or settles. */
+  revoke(session: Session): Maybe<void> {
+    return andThen(this.store.revokeSession(session.jti, session.expiresAt), () => {
+      this.revoked.set(session.jti, session.expiresAt);
+    });
   }
 }

@@ -14,6 +14,7 @@ import { createSiweMessage } from 'viem/siwe';
 import { AuthStore } from '../../adapters/store/auth-store.ts';
 import { openDatabase, type Db } from '../../adapters/store/database.ts';
 import { ApiError } from '../errors.ts';
+import { sync } from '../../../test/support/synchronous.ts';
 import { NONCE_TTL_MS, SiweVerifier } from './siwe.ts';
 
 const ORIGIN = 'http://exchange.test';
@@ -37,6 +38,9 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Over SQLite a nonce is issued synchronously. */
+const issueNonce = (address: string, requester: string) => sync(verifier.issueNonce(address, requester));
+
 interface Fields {
   issuedAt?: number;
   expirationTime?: number;
@@ -45,7 +49,7 @@ interface Fields {
 /** A fresh key, a nonce issued at the current fake time, and a signed message. */
 async function signedMessage(fields: Fields = {}) {
   const account = privateKeyToAccount(generatePrivateKey());
-  const { nonce, expiresAt } = verifier.issueNonce(account.address, '127.0.0.1');
+  const { nonce, expiresAt } = issueNonce(account.address, '127.0.0.1');
   const message = createSiweMessage({
     domain: 'exchange.test',
     address: account.address,
@@ -99,7 +103,7 @@ describe('nonce issuance', () => {
   test('nonces are 24 alphanumeric characters bound to the lower-case address', () => {
     now = T0;
     const account = privateKeyToAccount(generatePrivateKey());
-    const { nonce } = verifier.issueNonce(account.address, '127.0.0.1');
+    const { nonce } = issueNonce(account.address, '127.0.0.1');
     assert.match(nonce, /^[A-Za-z0-9]{24}$/);
     const record = store.takeNonce(nonce);
     assert.equal(record?.address, account.address.toLowerCase());
@@ -109,30 +113,30 @@ describe('nonce issuance', () => {
   test('an address may hold 20 outstanding nonces; the 21st is rate limited until they expire', () => {
     now = T0;
     const address = privateKeyToAccount(generatePrivateKey()).address;
-    for (let i = 0; i < 20; i++) verifier.issueNonce(address, '127.0.0.1');
-    assert.throws(() => verifier.issueNonce(address, '127.0.0.1'), (e: unknown) => {
+    for (let i = 0; i < 20; i++) issueNonce(address, '127.0.0.1');
+    assert.throws(() => issueNonce(address, '127.0.0.1'), (e: unknown) => {
       assert.ok(e instanceof ApiError);
       assert.equal(e.code, 'RATE_LIMITED');
       assert.equal(e.status, 429);
       return true;
     });
     now = T0 + NONCE_TTL_MS;
-    assert.match(verifier.issueNonce(address, '127.0.0.1').nonce, /^[A-Za-z0-9]{24}$/);
+    assert.match(issueNonce(address, '127.0.0.1').nonce, /^[A-Za-z0-9]{24}$/);
   });
 
   test('the cap is per requester: 20 nonces another client asked for an address do not lock its owner out', () => {
     now = T0;
     const address = privateKeyToAccount(generatePrivateKey()).address;
-    for (let i = 0; i < 20; i++) verifier.issueNonce(address, '198.51.100.7');
-    assert.throws(() => verifier.issueNonce(address, '198.51.100.7'), ApiError);
+    for (let i = 0; i < 20; i++) issueNonce(address, '198.51.100.7');
+    assert.throws(() => issueNonce(address, '198.51.100.7'), ApiError);
     // Before: the owner's own request was refused 429 for the next five minutes.
-    assert.match(verifier.issueNonce(address, '203.0.113.9').nonce, /^[A-Za-z0-9]{24}$/);
+    assert.match(issueNonce(address, '203.0.113.9').nonce, /^[A-Za-z0-9]{24}$/);
   });
 
   test('a malformed address gets no nonce', () => {
     for (const bad of ['0x12', 'hello', `0x${'g'.repeat(40)}`]) {
       const isValidationError = (e: unknown) => e instanceof ApiError && e.code === 'VALIDATION_ERROR';
-      assert.throws(() => verifier.issueNonce(bad, '127.0.0.1'), isValidationError);
+      assert.throws(() => issueNonce(bad, '127.0.0.1'), isValidationError);
     }
   });
 });

@@ -17,7 +17,7 @@ import { randomInt } from 'node:crypto';
 import { getAddress, isAddress, recoverMessageAddress, type Hex } from 'viem';
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe';
 import { apiError } from '../errors.ts';
-import type { NonceStore } from './identity-store.ts';
+import { andThen, type Maybe, type NonceStore } from './identity-store.ts';
 
 export const NONCE_TTL_MS = 5 * 60_000;
 const MAX_MESSAGE_BYTES = 4096;
@@ -50,7 +50,7 @@ export class SiweVerifier {
    * address and requester (the client's IP): counted per address alone, anyone could ask for 20 of
    * a victim's nonces and lock the victim out of sign-in for their lifetime.
    */
-  issueNonce(walletAddress: string, requester: string): { nonce: string; expiresAt: number } {
+  issueNonce(walletAddress: string, requester: string): Maybe<{ nonce: string; expiresAt: number }> {
     if (!isAddress(walletAddress, { strict: false })) throw apiError('VALIDATION_ERROR', 'walletAddress must be a 0x address');
     const address = walletAddress.toLowerCase();
     let nonce = '';
@@ -59,12 +59,13 @@ export class SiweVerifier {
     const expiresAt = issuedAt + NONCE_TTL_MS;
     // Count after adding: addNonce prunes expired nonces first, so only live ones count (counting
     // before it let expired nonces lock an address out until some other address asked for one).
-    this.store.addNonce({ nonce, address, issuedAt, expiresAt }, requester);
-    if (this.store.outstandingNonces(address, requester) > MAX_OUTSTANDING_NONCES) {
-      this.store.takeNonce(nonce);
-      throw apiError('RATE_LIMITED', 'too many outstanding sign-in nonces for this address; use one or wait 5 minutes');
-    }
-    return { nonce, expiresAt };
+    return andThen(this.store.addNonce({ nonce, address, issuedAt, expiresAt }, requester), () =>
+      andThen(this.store.outstandingNonces(address, requester), (outstanding) => {
+        if (outstanding <= MAX_OUTSTANDING_NONCES) return { nonce, expiresAt };
+        return andThen(this.store.takeNonce(nonce), () => {
+          throw apiError('RATE_LIMITED', 'too many outstanding sign-in nonces for this address; use one or wait 5 minutes');
+        });
+      }));
   }
 
   /** Verifies a signed message; returns the signer's lower-case address or throws 400/401. */
@@ -74,7 +75,7 @@ export class SiweVerifier {
     const fields = parseSiweMessage(message);
     if (typeof fields.nonce !== 'string') throw apiError('UNAUTHENTICATED', 'message is not an EIP-4361 sign-in message');
     // Burn the nonce first: a nonce that took part in a failed attempt is never usable again.
-    const nonce = this.store.takeNonce(fields.nonce);
+    const nonce = await this.store.takeNonce(fields.nonce);
     const now = this.now();
     if (nonce === undefined || nonce.expiresAt <= now) throw deny('nonce is unknown, used or expired');
     this.checkFields(message, fields, nonce.address, nonce.issuedAt, now);
