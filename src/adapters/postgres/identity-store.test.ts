@@ -20,13 +20,13 @@ import type { IdentityChange, SharedIdentity } from '../../gateway/auth/identity
 import { Sessions } from '../../gateway/auth/sessions.ts';
 import { SiweVerifier } from '../../gateway/auth/siwe.ts';
 import { ApiError } from '../../gateway/errors.ts';
-import { migratePostgres, postgresPool } from './database.ts';
-import { PostgresIdentityChanges } from './identity-changes.ts';
-import { PostgresIdentityStore } from './identity-store.ts';
+import { migratePostgres } from './database.ts';
+import { openGatewayIdentity, SESSION_SECRET } from './gateway-identity.ts';
+import type { PostgresIdentityChanges } from './identity-changes.ts';
+import type { PostgresIdentityStore } from './identity-store.ts';
 
 const DAY_MS = 86_400_000;
 const ORIGIN = 'http://exchange.test';
-const SECRET = Buffer.alloc(32, 0x5a);
 const owner = () => `0x${randomBytes(20).toString('hex')}`;
 
 interface Gateway {
@@ -43,14 +43,14 @@ let a: Gateway;
 let b: Gateway;
 const closers: (() => unknown)[] = [];
 
+/** A gateway's identity services, wired as the composition root wires them (gateway-identity.ts). */
 async function gateway(): Promise<Gateway> {
-  const pool = postgresPool(server.url);
-  const store = new PostgresIdentityStore(pool);
-  const feed = await PostgresIdentityChanges.start(server.url, pool);
+  const identity = await openGatewayIdentity(server.url, { windowMs: 10_000 });
+  const { pool, store, changes: feed } = identity;
   const keys = new ApiKeys(store, Date.now, feed);
-  const sessions = new Sessions(store, SECRET, ORIGIN, Date.now, feed);
+  const sessions = new Sessions(store, await identity.sessionSecret(null), ORIGIN, Date.now, feed);
   const siwe = new SiweVerifier(store, { publicOrigin: ORIGIN, chainId: 1 });
-  closers.push(() => keys.close(), () => sessions.close(), () => feed.close(), () => pool.end());
+  closers.push(() => keys.close(), () => sessions.close(), () => identity.close());
   return { pool, store, feed, keys, sessions, siwe };
 }
 
@@ -177,6 +177,10 @@ describe('the store, as the SQLite one behaves', () => {
     const made = await Promise.all([a, b, a, b].map((g) => g.store.secret('test-secret', () => randomBytes(32))));
     assert.equal(new Set(made.map((m) => m.toString('hex'))).size, 1);
     assert.equal(made[0]!.length, 32);
+    const signing = await b.store.secret(SESSION_SECRET, () => randomBytes(32));
+    const { token } = await a.sessions.issue(owner());
+    assert.ok((await b.sessions.verify(token)) !== null, 'both gateways sign with the secret the first one made');
+    assert.equal(signing.length, 32);
   });
 
   test('rotating the session secret replaces it and forgets every revocation', async () => {
@@ -246,7 +250,7 @@ describe('two gateways over one database', () => {
   test('a gateway started later loads the revocations made before it', async () => {
     const { token } = await a.sessions.issue(owner());
     await a.sessions.revoke((await a.sessions.verify(token))!);
-    const late = new Sessions(b.store, SECRET, ORIGIN, Date.now, silentFeed(1_000));
+    const late = new Sessions(b.store, await b.store.secret(SESSION_SECRET, () => Buffer.alloc(0)), ORIGIN, Date.now, silentFeed(1_000));
     assert.equal(await late.verify(token), null);
     late.close();
   });
