@@ -20,10 +20,11 @@ import type { IdentityChange, SharedIdentity } from '../../gateway/auth/identity
 import { Sessions } from '../../gateway/auth/sessions.ts';
 import { SiweVerifier } from '../../gateway/auth/siwe.ts';
 import { ApiError } from '../../gateway/errors.ts';
-import { migratePostgres } from './database.ts';
+import { createIdentityResolver } from '../../gateway/auth/identity.ts';
+import { migratePostgres, postgresPool } from './database.ts';
 import { openGatewayIdentity, SESSION_SECRET } from './gateway-identity.ts';
 import type { PostgresIdentityChanges } from './identity-changes.ts';
-import type { PostgresIdentityStore } from './identity-store.ts';
+import { PostgresIdentityStore } from './identity-store.ts';
 
 const DAY_MS = 86_400_000;
 const ORIGIN = 'http://exchange.test';
@@ -277,6 +278,22 @@ describe('two gateways over one database', () => {
     for (let i = 0; i < 20; i++) await (i % 2 === 0 ? a : b).siwe.issueNonce(address, '198.51.100.9');
     await assert.rejects(async () => a.siwe.issueNonce(address, '198.51.100.9'), (e: unknown) => e instanceof ApiError && e.code === 'RATE_LIMITED');
   });
+});
+
+test('a credential the unreachable store cannot check is 503 UNAVAILABLE, not 401 or 500', async () => {
+  const dead = postgresPool('postgres://postgres@127.0.0.1:1/postgres');
+  const store = new PostgresIdentityStore(dead);
+  const resolve = createIdentityResolver({
+    apiKeys: new ApiKeys(store, Date.now, silentFeed(1_000)),
+    sessions: new Sessions(store, Buffer.alloc(32, 1), ORIGIN, Date.now, silentFeed(1_000)),
+    publicOrigin: ORIGIN,
+    adminToken: null,
+  });
+  const unavailable = (e: unknown) => e instanceof ApiError && e.code === 'UNAVAILABLE' && e.status === 503;
+  const key = `exk_${'ab'.repeat(8)}_${'A'.repeat(43)}`;
+  await assert.rejects(resolve({ headers: { 'x-api-key': key }, ip: '127.0.0.1' } as never), unavailable);
+  await assert.rejects(resolve({ headers: { authorization: 'Bearer a.b.c' }, ip: '127.0.0.1' } as never), unavailable);
+  await dead.end();
 });
 
 test('the change feed reports what it is told, in order', async () => {

@@ -25,7 +25,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiError } from '../errors.ts';
 import type { ApiKeys } from './api-keys.ts';
-import type { ApiKeyRecord } from './identity-store.ts';
+import type { ApiKeyRecord, Maybe } from './identity-store.ts';
 import type { Session, Sessions } from './sessions.ts';
 
 export type Access = 'public' | 'session' | 'read' | 'trade' | 'admin';
@@ -63,20 +63,31 @@ export function createIdentityResolver(deps: IdentityDeps) {
     req.identityError = null;
     const key = req.headers['x-api-key'];
     if (key !== undefined) {
-      const check = await deps.apiKeys.authenticate(Array.isArray(key) ? (key[0] ?? '') : key, req.ip);
+      const check = await unlessUnreachable(deps.apiKeys.authenticate(Array.isArray(key) ? (key[0] ?? '') : key, req.ip));
       if (check.ok) req.identity = { via: 'apiKey', address: check.key.address, key: check.key };
       else req.identityError = apiError(check.code, check.message);
       return;
     }
     const presented = presentedSession(req);
     if (presented === undefined) return;
-    const session = await deps.sessions.verify(presented.token);
+    const session = await unlessUnreachable(deps.sessions.verify(presented.token));
     if (session === null) {
       req.identityError = apiError('UNAUTHENTICATED', 'session is invalid, expired or signed out');
       return;
     }
     req.identity = { via: 'session', address: session.address, session, fromCookie: presented.fromCookie };
   };
+}
+
+/**
+ * A shared identity store (PostgreSQL) that cannot be reached leaves a credential neither good nor
+ * bad: 503 UNAVAILABLE (with Retry-After), not a 500 and not a 401 that would sign the client out.
+ */
+function unlessUnreachable<T>(answer: Maybe<T>): Maybe<T> {
+  if (!(answer instanceof Promise)) return answer;
+  return answer.catch(() => {
+    throw apiError('UNAVAILABLE', 'the sign-in records cannot be reached; retry shortly');
+  });
 }
 
 export function createAccessCheck(deps: IdentityDeps) {
