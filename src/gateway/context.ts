@@ -3,29 +3,21 @@
  * surface (core/queries.ts) and the history tables, the identity services, and the chain port.
  * Built once by main.ts (and by the test harness) and passed to every route module.
  */
-import type { SimulatedChain } from '../adapters/chain/simulated-chain.ts';
-import type { MarketHistory } from '../adapters/store/projections/market-history.ts';
-import type { TradingHistory } from '../adapters/store/projections/trading-history.ts';
-import type { WalletHistory } from '../adapters/store/projections/wallet-history.ts';
 import type { Settings } from '../config/env.ts';
 import type { CommandOf, CommandType } from '../core/commands.ts';
 import type { ResultOf } from '../core/exchange.ts';
 import type { CoreQueries } from '../core/queries.ts';
-import type { ChainPort } from '../runtime/chain-port.ts';
 import type { ApiKeys } from './auth/api-keys.ts';
+import type { DepositAddresses, SimulatedChainControls } from './chain-port.ts';
 import type { CommandDoor } from './command-door.ts';
+import type { Histories } from './history-port.ts';
 import type { Sessions } from './auth/sessions.ts';
 import type { SiweVerifier } from './auth/siwe.ts';
 import type { SignInThrottle } from './rate-limit.ts';
 import { reject } from '../core/errors.ts';
 import { fail } from './errors.ts';
 
-/** The history projections, read on the service's main connection. */
-export interface Histories {
-  readonly wallet: WalletHistory;
-  readonly trading: TradingHistory;
-  readonly market: MarketHistory;
-}
+export type { Histories };
 
 export interface GatewayContext {
   readonly settings: Settings;
@@ -40,9 +32,10 @@ export interface GatewayContext {
   readonly apiKeys: ApiKeys;
   /** New sessions per client address per hour (rate-limit.ts). */
   readonly signIns: SignInThrottle;
-  readonly chain: ChainPort;
+  /** Deposit addresses (chain-port.ts): the chain port of the service, or what a gateway knows of it. */
+  readonly chain: DepositAddresses;
   /** Present when the embedded simulated chain is in use (admin deposit and reorg act on it). */
-  readonly simulatedChain: SimulatedChain | null;
+  readonly simulatedChain: SimulatedChainControls | null;
   /** performance.now() when the service started (monotonic: uptime never goes back with the system clock). */
   readonly startedAt: number;
   /** The service clock (the sequencer stamps commands with it; tests may drive it by hand). */

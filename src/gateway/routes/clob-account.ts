@@ -62,7 +62,7 @@ function orderListRoutes(app: TypedApp, ctx: GatewayContext): void {
       if (id === undefined) return [];
       const { limit, marketId, status, before } = req.query;
       const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, status };
-      return clobOrderReads(ctx, address, (await histories(ctx)).trading.orders({ ...query, beforeId: before }));
+      return clobOrderReads(ctx, address, await (await histories(ctx)).trading.orders({ ...query, beforeId: before }));
     });
   }
 
@@ -103,7 +103,7 @@ function tradeListRoutes(app: TypedApp, ctx: GatewayContext): void {
     if (id === undefined) return [];
     const { limit, marketId, before } = req.query;
     const query = { accountId: id, engine: 'clob' as const, limit: limit ?? 100, marketId, beforeId: before };
-    const rows = (await histories(ctx)).trading.trades(query);
+    const rows = await (await histories(ctx)).trading.trades(query);
     return rows.map((t) => ({
       ...t,
       price: dec(t.price),

@@ -231,7 +231,7 @@ async function liveOrderSpec(ctx: GatewayContext, address: string, id: number): 
 /** 409 when the order is the caller's and already ended, 404 when unknown or someone else's. */
 async function finishedOrNotFound(ctx: GatewayContext, address: string, id: number) {
   const accountId = ctx.core.accountId(address);
-  const past = accountId === undefined ? undefined : (await histories(ctx)).trading.order(id);
+  const past = accountId === undefined ? undefined : await (await histories(ctx)).trading.order(id);
   const mine = past !== undefined && past.accountId === accountId && past.engine === 'clob';
   if (mine && past.status !== 'open') {
     return apiError('CONFLICT', `order ${id} is already ${past.status}`);

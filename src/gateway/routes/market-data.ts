@@ -22,25 +22,19 @@
  *   are the underlying's index, open interest is "0" (spot has no open interest) and the funding
  *   fields are null.
  *
- * Assumptions: candle and stats history comes from the MarketHistory projection (minute rows,
+ * Assumptions: candle and stats history comes from the MarketHistoryReads projection (minute rows,
  * so the 24-hour window is exact to the minute: at most 1,440 rows a request, never the day's
  * trades); the last price from the tape (one keyed read); funding is read through an optional provider
  * (null fields without one). Tested over HTTP by test/api/market-data.test.ts.
  */
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import {
-  RESOLUTION_SECONDS,
-  RESOLUTIONS,
-  type MarketHistory,
-  type Resolution,
-} from '../../adapters/store/projections/market-history.ts';
-import type { PriceSeries } from '../../adapters/store/projections/price-history.ts';
 import type { MarketSpec } from '../../core/markets.ts';
 import { divRound, formatFixedDigits, mul, type Fixed } from '../../core/money.ts';
 import type { ClobMarketView, LinearMarketView } from '../../core/queries.ts';
 import type { TypedApp } from '../app.ts';
 import { histories, type GatewayContext, type Histories } from '../context.ts';
+import { RESOLUTION_SECONDS, RESOLUTIONS, type PriceSeries, type Resolution, type Stats24h } from '../history-port.ts';
 import { apiError } from '../errors.ts';
 import { dec, decOrNull, isoOrNull } from '../format.ts';
 import { NullableIsoTime, OrNull, responses, StringEnum } from '../schemas/common.ts';
@@ -241,8 +235,8 @@ export function marketDataRoutes(
     const history = await histories(ctx);
     const now = ctx.now();
     return found.kind === 'linear'
-      ? marketStats(ctx, history, found.market, now, funding)
-      : spotStats(ctx, history, found.market, now);
+      ? await marketStats(ctx, history, found.market, now, funding)
+      : await spotStats(ctx, history, found.market, now);
   });
 }
 
@@ -286,9 +280,9 @@ export async function udfHistory(
   const range = candleRange(resolution, countback === undefined ? fromSec : undefined, toSec, Math.floor(ctx.now() / 1000));
   const from = countback === undefined ? range.from : range.to - MAX_CANDLE_RANGE_SEC;
   const history = (await histories(ctx)).market;
-  const bars = history.candles(marketId, resolution, Math.max(0, from), range.to, countback, series);
+  const bars = await history.candles(marketId, resolution, Math.max(0, from), range.to, countback, series);
   if (bars.length === 0) {
-    const nextTime = history.lastBarBefore(marketId, Math.max(0, from), resolution, series);
+    const nextTime = await history.lastBarBefore(marketId, Math.max(0, from), resolution, series);
     return nextTime === null ? { s: 'no_data' as const } : { s: 'no_data' as const, nextTime };
   }
   return {
@@ -324,7 +318,7 @@ export function changePct(open: Fixed, last: Fixed): string {
   return formatFixedDigits(hundredths * 10n ** 16n, 2);
 }
 
-function marketStats(
+async function marketStats(
   ctx: GatewayContext,
   history: Histories,
   market: LinearMarketView,
@@ -334,14 +328,14 @@ function marketStats(
   const spec = market.spec;
   const mark = ctx.core.markPrice(spec.id, now);
   const index = ctx.core.index(spec.underlying, now)?.price ?? null;
-  const day = history.market.stats24h(spec.id, now);
+  const day = await history.market.stats24h(spec.id, now);
   const openInterest = market.units.size(market.openInterestLots);
   let openInterestUsd: string | null;
   if (openInterest === 0n) openInterestUsd = '0';
   else openInterestUsd = mark === null ? null : dec(mul(openInterest, mark, 'halfUp'));
   const f = funding?.(spec.id, now) ?? null;
   return {
-    ...dayFigures(spec, mark, index, lastPrice(history, spec.id), day),
+    ...dayFigures(spec, mark, index, await lastPrice(history, spec.id), day),
     openInterest: dec(openInterest),
     openInterestUsd,
     funding1hPct: decOrNull(f?.rate1hPct ?? null),
@@ -351,11 +345,11 @@ function marketStats(
 }
 
 /** Stats of a spot pair: marked at the index, no open interest, no funding. */
-function spotStats(ctx: GatewayContext, history: Histories, market: ClobMarketView, now: number) {
+async function spotStats(ctx: GatewayContext, history: Histories, market: ClobMarketView, now: number) {
   const index = ctx.core.index(market.spec.underlying, now)?.price ?? null;
-  const day = history.market.stats24h(market.spec.id, now);
+  const day = await history.market.stats24h(market.spec.id, now);
   return {
-    ...dayFigures(market.spec, index, index, lastPrice(history, market.spec.id), day),
+    ...dayFigures(market.spec, index, index, await lastPrice(history, market.spec.id), day),
     openInterest: '0',
     openInterestUsd: '0',
     funding1hPct: null,
@@ -365,8 +359,8 @@ function spotStats(ctx: GatewayContext, history: Histories, market: ClobMarketVi
 }
 
 /** The newest trade's price on the public tape (durable, like the 24-hour figures beside it). */
-function lastPrice(history: Histories, marketId: string): Fixed | null {
-  return history.trading.lastPublicTrade(marketId)?.price ?? null;
+async function lastPrice(history: Histories, marketId: string): Promise<Fixed | null> {
+  return (await history.trading.lastPublicTrade(marketId))?.price ?? null;
 }
 
 /** The fields every market's stats share: identity, mark and index, last trade and 24-hour figures. */
@@ -375,7 +369,7 @@ function dayFigures(
   mark: Fixed | null,
   index: Fixed | null,
   last: Fixed | null,
-  day: ReturnType<MarketHistory['stats24h']>,
+  day: Stats24h,
 ) {
   return {
     marketId: spec.id,

@@ -11,11 +11,11 @@
  * market history (adapters/store/projections/dvol-history.ts).
  */
 import { Type } from 'typebox';
-import { RESOLUTION_SECONDS, RESOLUTIONS } from '../../adapters/store/projections/market-history.ts';
 import type { ExpirySlice, OptionRow, UnderlyingBoard } from '../../core/options/board.ts';
 import { formatDecimal, fromFloat } from '../../core/money.ts';
 import type { TypedApp } from '../app.ts';
 import { histories, type GatewayContext } from '../context.ts';
+import { RESOLUTION_SECONDS, RESOLUTIONS } from '../history-port.ts';
 import { apiError } from '../errors.ts';
 import { decOrNull, iso, isoOrNull } from '../format.ts';
 import { IsoTime, NullableIsoTime, NullableString, OrNull, responses, StringEnum } from '../schemas/common.ts';
@@ -262,7 +262,7 @@ export function optionsBoardRoutes(app: TypedApp, ctx: GatewayContext): void {
     const resolution = req.query.resolution ?? '15';
     const range = candleRange(resolution, req.query.from, req.query.to, Math.floor(ctx.now() / 1000));
     const { market } = await histories(ctx);
-    const bars = market.dvol.candles(underlying, RESOLUTION_SECONDS[resolution], range.from, range.to);
+    const bars = await market.dvol.candles(underlying, RESOLUTION_SECONDS[resolution], range.from, range.to);
     return { underlying, resolution, tenorDays: 30, bars };
   });
 }

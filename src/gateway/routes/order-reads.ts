@@ -7,8 +7,8 @@
  * A page of orders costs one indexed lookup of fills and one position view per market it names.
  */
 import type { EngineName, OrderRecord } from '../../core/records.ts';
-import type { TradeRow } from '../../adapters/store/projections/trading-history.ts';
 import { histories, type GatewayContext } from '../context.ts';
+import type { TradeRow } from '../history-port.ts';
 import { dec, iso } from '../format.ts';
 import { orderView } from '../schemas/orders.ts';
 import { optionPositionOf } from './clob-views.ts';
@@ -39,7 +39,7 @@ async function fillsOf(ctx: GatewayContext, address: string, engine: EngineName,
   const accountId = ctx.core.accountId(address);
   const views = new Map<string, ReturnType<typeof fillOfTrade>[]>();
   if (accountId === undefined || orders.length === 0) return views;
-  const rows = (await histories(ctx)).trading.fillsOf(accountId, engine, orders.map((o) => Number(o.id)));
+  const rows = await (await histories(ctx)).trading.fillsOf(accountId, engine, orders.map((o) => Number(o.id)));
   for (const [orderId, trades] of rows) views.set(orderId, trades.map(fillOfTrade));
   return views;
 }

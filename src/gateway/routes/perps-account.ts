@@ -66,7 +66,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     const address = callerAddress(req);
     const id = accountId(address);
     if (id === undefined) return [];
-    const orders = (await histories(ctx)).trading.orders({
+    const orders = await (await histories(ctx)).trading.orders({
       accountId: id, engine: 'linear', limit: q.limit ?? 100, marketId: q.marketId, marginMode: q.marginMode, status: q.status as never,
       clientOrderId: q.clientOrderId, beforeId: q.before,
     });
@@ -86,7 +86,7 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const address = callerAddress(req);
     const id = accountId(address);
-    const order = id === undefined ? undefined : (await histories(ctx)).trading.order(Number(req.params.id));
+    const order = id === undefined ? undefined : await (await histories(ctx)).trading.order(Number(req.params.id));
     if (order === undefined || order.accountId !== id || order.engine !== 'linear') throw apiError('NOT_FOUND', `order ${req.params.id} not found`);
     return (await perpOrderReads(ctx, address, [order]))[0]!;
   });
@@ -139,22 +139,22 @@ export function perpsAccountRoutes(app: TypedApp, ctx: GatewayContext): void {
     checkMarketFilter(ctx, req.query.marketId);
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
-    return (await histories(ctx)).trading
-      .trades({ accountId: id, engine: 'linear', limit: req.query.limit ?? 100, marketId: req.query.marketId, beforeId: req.query.before })
-      .map((t) => ({
-        tradeId: t.tradeId,
-        orderId: t.orderId,
-        marketId: t.marketId,
-        side: t.side,
-        price: dec(t.price),
-        quantity: dec(t.quantity),
-        liquidity: t.liquidity,
-        fee: dec(t.fee),
-        feeBps: dec(t.feeBps),
-        realizedPnl: dec(t.realizedPnl),
-        marginMode: t.marginMode,
-        createdAt: iso(t.createdAt),
-      }));
+    const query = { accountId: id, engine: 'linear' as const, limit: req.query.limit ?? 100, marketId: req.query.marketId, beforeId: req.query.before };
+    const trades = await (await histories(ctx)).trading.trades(query);
+    return trades.map((t) => ({
+      tradeId: t.tradeId,
+      orderId: t.orderId,
+      marketId: t.marketId,
+      side: t.side,
+      price: dec(t.price),
+      quantity: dec(t.quantity),
+      liquidity: t.liquidity,
+      fee: dec(t.fee),
+      feeBps: dec(t.feeBps),
+      realizedPnl: dec(t.realizedPnl),
+      marginMode: t.marginMode,
+      createdAt: iso(t.createdAt),
+    }));
   });
 
   app.get('/perps/balances', {

@@ -173,7 +173,7 @@ const HOUR = 3_600_000;
 /** The fund's ledger account read back: balance, flows and an hourly history. */
 async function insuranceFundView(ctx: GatewayContext, now: number) {
   const asset = ctx.core.config.settlementAsset;
-  const entries = (await histories(ctx)).wallet.systemHistory('insurance', asset, now - 7 * 24 * HOUR);
+  const entries = await (await histories(ctx)).wallet.systemHistory('insurance', asset, now - 7 * 24 * HOUR);
   const balance = ctx.core.insuranceFundBalance();
   let inflow = 0n;
   let outflow = 0n;

@@ -21,9 +21,9 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { MarketSpec, MarketType } from '../../core/markets.ts';
-import type { PublicTrade } from '../../adapters/store/projections/trading-history.ts';
 import type { TypedApp } from '../app.ts';
 import { histories, type GatewayContext } from '../context.ts';
+import type { PublicTrade } from '../history-port.ts';
 import { HISTORY_ONLY } from '../durable-reads.ts';
 import { apiError } from '../errors.ts';
 import { dec, iso } from '../format.ts';
@@ -105,8 +105,8 @@ export function tradeTapeRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const id = req.params.marketId;
     const tape = (await histories(ctx)).trading;
-    const trades = tape.publicTrades(id, req.query.limit ?? 100, req.query.before);
-    if (trades.length === 0 && listedMarket(ctx, id) === undefined && tape.lastPublicTrade(id) === undefined) {
+    const trades = await tape.publicTrades(id, req.query.limit ?? 100, req.query.before);
+    if (trades.length === 0 && listedMarket(ctx, id) === undefined && (await tape.lastPublicTrade(id)) === undefined) {
       throw apiError('NOT_FOUND', `market ${id} not found`);
     }
     return trades.map(publicTradeView);

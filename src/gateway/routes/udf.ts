@@ -25,10 +25,10 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Resolution } from '../../adapters/store/projections/market-history.ts';
 import type { MarketSpec, MarketType } from '../../core/markets.ts';
 import type { TypedApp } from '../app.ts';
 import { histories, type GatewayContext } from '../context.ts';
+import type { Resolution } from '../history-port.ts';
 import { HISTORY_ONLY } from '../durable-reads.ts';
 import { apiError } from '../errors.ts';
 import { iso } from '../format.ts';
@@ -250,7 +250,7 @@ export function udfRoutes(app: TypedApp, ctx: GatewayContext): void {
     if (q.countback === undefined && q.from !== undefined && q.from === q.to) {
       // [from, from) holds no bar: answer as for any empty range.
       const history = (await histories(ctx)).market;
-      const nextTime = source === null ? null : history.lastBarBefore(source.marketId, q.from, resolution, source.series);
+      const nextTime = source === null ? null : await history.lastBarBefore(source.marketId, q.from, resolution, source.series);
       return nextTime === null ? { s: 'no_data' as const } : { s: 'no_data' as const, nextTime };
     }
     const toIncluded = q.to === undefined ? undefined : Math.max(0, q.to - 1);

@@ -202,7 +202,8 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
   }, async (req) => {
     const id = accountId(callerAddress(req));
     if (id === undefined) return [];
-    return (await histories(ctx)).wallet.history(id, req.query.limit ?? 100, req.query.before).map((e) => ({
+    const entries = await (await histories(ctx)).wallet.history(id, req.query.limit ?? 100, req.query.before);
+    return entries.map((e) => ({
       id: String(e.id),
       type: e.type,
       amount: dec(e.amount),
@@ -238,11 +239,11 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
     const history = (await histories(ctx)).wallet;
     let before: { createdAt: number; id: string } | undefined;
     if (req.query.before !== undefined) {
-      const cursor = history.settlement(req.query.before);
+      const cursor = await history.settlement(req.query.before);
       if (cursor === undefined || cursor.accountId !== id) throw apiError('NOT_FOUND', `settlement ${req.query.before} not found`);
       before = { createdAt: cursor.createdAt, id: cursor.id };
     }
-    const rows = history.settlements({
+    const rows = await history.settlements({
       accountId: id,
       kind: req.query.kind,
       status: req.query.status,
@@ -262,7 +263,7 @@ export function walletRoutes(app: TypedApp, ctx: GatewayContext): void {
     },
   }, async (req) => {
     const id = accountId(callerAddress(req));
-    const record = (await histories(ctx)).wallet.settlement(req.params.id);
+    const record = await (await histories(ctx)).wallet.settlement(req.params.id);
     if (record === undefined || record.accountId !== id) throw apiError('NOT_FOUND', `settlement ${req.params.id} not found`);
     return settlementView(record);
   });

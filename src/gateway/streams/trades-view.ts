@@ -24,10 +24,10 @@
  * or option expires), the trades it made until then go out, then the stream ends with
  * INVALID_PARAMS (not retryable). Tested by test/streams/trades-stream.test.ts.
  */
-import type { PublicTrade } from '../../adapters/store/projections/trading-history.ts';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { FillRecord } from '../../core/records.ts';
 import { histories } from '../context.ts';
+import type { PublicTrade } from '../history-port.ts';
 import { dec, iso } from '../format.ts';
 import { publicTradeView } from '../routes/trade-tape.ts';
 import { Group, type EventSink, type StreamHub } from './hub.ts';
@@ -133,7 +133,7 @@ export class TradesGroup extends Group {
 
   /** The history's newest trades, then those published meanwhile that it did not hold yet. */
   private async start(): Promise<void> {
-    const rows = (await histories(this.hub.ctx)).trading.publicTrades(this.marketId, TAPE_SNAPSHOT_TRADES);
+    const rows = await (await histories(this.hub.ctx)).trading.publicTrades(this.marketId, TAPE_SNAPSHOT_TRADES);
     const start: TapeEntry[] = [];
     for (let i = rows.length - 1; i >= 0; i--) start.push(entryOfRow(rows[i]!));
     const newest = start.length === 0 ? 0 : start[start.length - 1]!.id;

@@ -12,8 +12,11 @@
  * Tested by dvol-history.test.ts and test/api/dvol-history.test.ts (over HTTP).
  */
 import { formatDecimal, max, min, type Fixed } from '../../../core/money.ts';
+import type { DvolBar, DvolHistoryReads } from '../../../gateway/history-port.ts';
 import type { Db } from '../database.ts';
 import { storedDecimal } from '../stored-decimal.ts';
+
+export type { DvolBar } from '../../../gateway/history-port.ts';
 
 export const DVOL_MIGRATIONS = [
   {
@@ -24,15 +27,6 @@ export const DVOL_MIGRATIONS = [
         c TEXT NOT NULL, PRIMARY KEY (underlying, t)) WITHOUT ROWID;`,
   },
 ];
-
-/** One bucket of DVOL: its start (Unix seconds) and open, high, low and close (percent, decimal strings). */
-export interface DvolBar {
-  readonly t: number;
-  readonly open: string;
-  readonly high: string;
-  readonly low: string;
-  readonly close: string;
-}
 
 interface Minute {
   readonly t: number;
@@ -46,7 +40,7 @@ type RawRow = [number, string, string, string, string];
 
 const fold = (a: Minute, b: Minute): Minute => ({ t: a.t, o: a.o, h: max(a.h, b.h), l: min(a.l, b.l), c: b.c });
 
-export class DvolHistory {
+export class DvolHistory implements DvolHistoryReads {
   private stmts: ReturnType<DvolHistory['prepare']> | null = null;
   /** This batch's minutes, merged in memory and written once per (underlying, minute). */
   private readonly pending = new Map<string, { underlying: string; minute: Minute }>();

@@ -31,7 +31,11 @@ import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
 import { storedDecimal } from '../stored-decimal.ts';
 import { DVOL_MIGRATIONS, DvolHistory } from './dvol-history.ts';
-import { PRICE_MIGRATIONS, PriceHistory, type PriceSeries } from './price-history.ts';
+import { PRICE_MIGRATIONS, PriceHistory } from './price-history.ts';
+import { RESOLUTION_SECONDS, type Bar, type MarketHistoryReads, type PriceSeries, type Resolution, type Stats24h } from '../../../gateway/history-port.ts';
+
+// The read types belong to the gateway's history port; re-exported for the store's other readers.
+export { RESOLUTIONS, RESOLUTION_SECONDS, type Bar, type Resolution, type Stats24h } from '../../../gateway/history-port.ts';
 
 const MIGRATIONS = [
   {
@@ -43,20 +47,6 @@ const MIGRATIONS = [
         PRIMARY KEY (market_id, t)) WITHOUT ROWID;`,
   },
 ];
-
-export const RESOLUTIONS = ['1', '5', '15', '30', '60', '240', 'D'] as const;
-export type Resolution = (typeof RESOLUTIONS)[number];
-
-/** Bucket length in seconds of each resolution. */
-export const RESOLUTION_SECONDS: Readonly<Record<Resolution, number>> = {
-  '1': 60,
-  '5': 300,
-  '15': 900,
-  '30': 1800,
-  '60': 3600,
-  '240': 14_400,
-  D: 86_400,
-};
 
 const DAY_SEC = 86_400;
 const BARS = 'SELECT t, o, h, l, c, v, n FROM candles_1m WHERE market_id = ? AND t >= ? AND t < ?';
@@ -73,32 +63,6 @@ interface Candle {
   readonly n: number;
 }
 
-/** A bar of the requested resolution; prices and volume are exact decimal strings. */
-export interface Bar {
-  /** Bucket start, Unix seconds. */
-  readonly t: number;
-  readonly o: string;
-  readonly h: string;
-  readonly l: string;
-  readonly c: string;
-  /** Base quantity traded. */
-  readonly v: string;
-  /** Number of fills. */
-  readonly n: number;
-}
-
-export interface Stats24h {
-  readonly open: Fixed | null;
-  readonly high: Fixed | null;
-  readonly low: Fixed | null;
-  readonly last: Fixed | null;
-  /** Base quantity traded. */
-  readonly volumeBase: Fixed;
-  /** Quote notional traded (sum of price x quantity). */
-  readonly volumeQuote: Fixed;
-  readonly trades: number;
-}
-
 interface Row {
   t: number;
   o: string;
@@ -112,7 +76,6 @@ interface Row {
 
 /** [t, o, h, l, c, v, n] as read in raw mode (no per-row object, no decimal parsing). */
 type RawBarRow = [number, string, string, string, string, string, number];
-
 
 const toCandle = (r: Row): Candle => ({
   t: r.t,
@@ -184,7 +147,7 @@ class BarBuilder {
   }
 }
 
-export class MarketHistory implements Projector {
+export class MarketHistory implements Projector, MarketHistoryReads {
   readonly migrations = [...MIGRATIONS, ...DVOL_MIGRATIONS, ...PRICE_MIGRATIONS];
   readonly consumes = ['fill', 'board', 'mark'] as const;
   /** The DVOL candles of each underlying. */

@@ -17,6 +17,7 @@
  * Tested by price-history.test.ts and test/api/price-candles.test.ts (over HTTP).
  */
 import { formatDecimal, max, min, type Fixed } from '../../../core/money.ts';
+import type { PriceSeries } from '../../../gateway/history-port.ts';
 import type { Db } from '../database.ts';
 import { storedDecimal } from '../stored-decimal.ts';
 
@@ -32,7 +33,7 @@ export const PRICE_MIGRATIONS = [
 ];
 
 /** The price series a candle request can ask for besides trades. */
-export type PriceSeries = 'mark' | 'index';
+export type { PriceSeries };
 
 /** Open, high, low and close of one series within a minute. */
 interface Ohlc {

@@ -26,6 +26,7 @@ import type {
   SideName,
   TimeInForce,
 } from '../../../core/records.ts';
+import type { OrderQuery, PublicTrade, TradeQuery, TradeRow, TradingHistoryReads } from '../../../gateway/history-port.ts';
 import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
 import { storedDecimal, storedDecimalOrNull } from '../stored-decimal.ts';
@@ -123,52 +124,6 @@ const PRUNE_QUOTES = `DELETE FROM orders WHERE id IN (SELECT id FROM orders INDE
 const PRUNE_ORDERS = `DELETE FROM orders WHERE id IN (SELECT id FROM orders INDEXED BY orders_unfilled_ended_orders
   WHERE ${UNFILLED} AND quote_id IS NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`;
 
-export interface OrderQuery {
-  readonly accountId: number;
-  readonly engine: EngineName;
-  readonly limit: number;
-  readonly marketId?: string;
-  readonly marginMode?: MarginMode;
-  readonly status?: OrderStatus;
-  readonly clientOrderId?: string;
-  /** Orders with an id below this (newest first paging). */
-  readonly beforeId?: number;
-}
-
-export interface TradeRow {
-  readonly tradeId: string;
-  readonly orderId: string;
-  readonly marketId: string;
-  readonly side: SideName;
-  readonly price: Fixed;
-  readonly quantity: Fixed;
-  readonly liquidity: Liquidity;
-  readonly fee: Fixed;
-  readonly feeBps: Fixed;
-  readonly realizedPnl: Fixed;
-  readonly marginMode: MarginMode;
-  readonly createdAt: number;
-}
-
-/** A trade of the public tape: no account, order or fee. */
-export interface PublicTrade {
-  readonly tradeId: string;
-  readonly marketId: string;
-  readonly price: Fixed;
-  readonly quantity: Fixed;
-  /** The taker's (aggressor's) side. */
-  readonly takerSide: SideName;
-  readonly createdAt: number;
-}
-
-export interface TradeQuery {
-  readonly accountId: number;
-  readonly engine: EngineName;
-  readonly limit: number;
-  readonly marketId?: string;
-  readonly beforeId?: number;
-}
-
 interface OrderRow {
   id: number; engine: EngineName; account_id: number; market_id: string; client_order_id: string | null;
   side: SideName; type: OrderType; price: string | null; quantity: string; filled_quantity: string;
@@ -180,7 +135,9 @@ interface OrderRow {
 
 const opt = (v: Fixed | null): string | null => (v === null ? null : formatDecimal(v));
 
-export class TradingHistory implements Projector {
+export type { OrderQuery, PublicTrade, TradeQuery, TradeRow } from '../../../gateway/history-port.ts';
+
+export class TradingHistory implements Projector, TradingHistoryReads {
   readonly migrations = MIGRATIONS;
   readonly consumes = ['order', 'fill'] as const;
   private stmts: ReturnType<TradingHistory['prepare']> | null = null;

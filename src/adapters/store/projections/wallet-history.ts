@@ -6,8 +6,9 @@
  */
 import type { ExchangeEvent, SettlementRecord } from '../../../core/events.ts';
 import { ledgerKey, systemAccount, type Ledger, type LedgerEntryType } from '../../../core/ledger/ledger.ts';
-import { formatDecimal, type Fixed } from '../../../core/money.ts';
+import { formatDecimal } from '../../../core/money.ts';
 import type { SettlementKind, SettlementStatus } from '../../../core/wallet/wallet.ts';
+import type { HistoryEntry, SettlementQuery, SystemMovement, WalletHistoryReads } from '../../../gateway/history-port.ts';
 import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
 import { storedDecimal } from '../stored-decimal.ts';
@@ -55,27 +56,6 @@ const MIGRATIONS = [
   },
 ];
 
-export interface HistoryEntry {
-  readonly id: number;
-  readonly type: LedgerEntryType;
-  readonly bucket: string;
-  readonly asset: string;
-  readonly amount: Fixed;
-  readonly balanceAfter: Fixed;
-  readonly ref: string | null;
-  readonly txHash: string | null;
-  readonly createdAt: number;
-}
-
-export interface SettlementQuery {
-  readonly accountId: number;
-  readonly kind?: SettlementKind;
-  readonly status?: SettlementStatus;
-  readonly limit: number;
-  /** Only records created strictly before this settlement id's row (cursor pagination). */
-  readonly before?: { createdAt: number; id: string };
-}
-
 interface SettlementRow {
   id: string;
   account_id: number;
@@ -91,7 +71,9 @@ interface SettlementRow {
   updated_at: number;
 }
 
-export class WalletHistory implements Projector {
+export type { HistoryEntry, SettlementQuery } from '../../../gateway/history-port.ts';
+
+export class WalletHistory implements Projector, WalletHistoryReads {
   readonly migrations = MIGRATIONS;
   readonly consumes = ['ledger', 'settlement'] as const;
   private stmts: ReturnType<WalletHistory['prepare']> | null = null;
@@ -224,7 +206,7 @@ export class WalletHistory implements Projector {
   }
 
   /** A system account's balance after each movement since `sinceMs`, oldest first. */
-  systemHistory(name: string, asset: string, sinceMs: number): { at: number; amount: Fixed; balanceAfter: Fixed }[] {
+  systemHistory(name: string, asset: string, sinceMs: number): SystemMovement[] {
     // MAX(id) makes SQLite read balance_after from each group's last line (its bare-column rule).
     const rows = this.db
       .prepare(
