@@ -2,8 +2,9 @@
 // src/core and src/pricing are pure (no I/O, no framework, no clock), so they may not import
 // node built-ins, the web framework, the store or anything outside their own folders; and their
 // assertions build no message unless they fail. src/runtime owns its ports (the journal, the
-// chain) and imports no adapter, and so does src/gateway/auth (the identity stores), so that the
-// composition root can plug in another store.
+// chain) and imports no adapter, and so does src/gateway (the identity stores, the history read
+// port, the chain port; live state through core/queries.ts), so that the composition root can
+// plug in another store or a replica of the core.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -23,12 +24,12 @@ const runtimeImportBan = {
   ],
 };
 
-// Sign-in, sessions and API keys reach their records through gateway/auth/identity-store.ts. The
-// rest of gateway/ still reads the history projections and the simulated chain from adapters/
-// (issue 31, the query surface), so the ban covers auth/ only until that seam exists.
-const identityImportBan = {
+// The gateway reaches stores and the chain through ports it owns (auth/identity-store.ts,
+// history-port.ts, chain-port.ts) and live state through the core's query surface
+// (core/queries.ts), so one gateway serves a local core or a replica of it. Tests may wire adapters.
+const gatewayImportBan = {
   patterns: [
-    { group: ['**/adapters/**'], message: 'gateway/auth owns its ports (identity-store.ts): adapters implement them, the composition root wires them' },
+    { group: ['**/adapters/**'], message: 'gateway/ owns its ports (auth/identity-store.ts, history-port.ts, chain-port.ts): adapters implement them, the composition root wires them' },
   ],
 };
 
@@ -63,10 +64,10 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/gateway/auth/**/*.ts'],
+    files: ['src/gateway/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', identityImportBan],
+      'no-restricted-imports': ['error', gatewayImportBan],
     },
   },
   {
