@@ -202,7 +202,7 @@ describe('two gateways over one database', () => {
     await a.keys.revoke(address, view.id);
     const ms = await within(1_000, async () => !(await b.keys.authenticate(secret, '127.0.0.1')).ok);
     t.diagnostic(`key refused on B ${ms.toFixed(1)} ms after its revocation on A`);
-    assert.ok(ms < 200, `refused on B ${ms.toFixed(0)} ms after the revocation (notified)`);
+    assert.ok(ms < 500, `refused on B ${ms.toFixed(0)} ms after the revocation (notified)`);
     assert.equal((await b.keys.list(address))[0]?.status, 'revoked');
   });
 
@@ -216,7 +216,7 @@ describe('two gateways over one database', () => {
     await waitFor(async () => !(await deaf.authenticate(secret, '127.0.0.1')).ok, 2_000, 5);
     const ms = performance.now() - revokedAt;
     t.diagnostic(`key refused ${ms.toFixed(1)} ms after its revocation, notification lost (TTL 300 ms)`);
-    assert.ok(ms <= 300 + 100, `refused ${ms.toFixed(0)} ms after the revocation, within the 300 ms TTL`);
+    assert.ok(ms <= 300 + 250, `refused ${ms.toFixed(0)} ms after the revocation, within the 300 ms TTL`);
   });
 
   test('a session issued on A verifies on B; a logout on A is refused on B when notified', async (t) => {
@@ -226,7 +226,7 @@ describe('two gateways over one database', () => {
     await a.sessions.revoke(session);
     const ms = await within(1_000, async () => (await b.sessions.verify(token)) === null);
     t.diagnostic(`session refused on B ${ms.toFixed(1)} ms after the logout on A`);
-    assert.ok(ms < 200, `refused on B ${ms.toFixed(0)} ms after the logout`);
+    assert.ok(ms < 500, `refused on B ${ms.toFixed(0)} ms after the logout`);
   });
 
   test('a logout whose notification is lost (B not listening) is refused on B by the next poll', async (t) => {
@@ -244,7 +244,7 @@ describe('two gateways over one database', () => {
     await waitFor(async () => (await b.sessions.verify(token)) === null, 3_000, 5);
     const ms = performance.now() - revokedAt;
     t.diagnostic(`session refused on B ${ms.toFixed(1)} ms after the logout, notification lost (poll 1 s)`);
-    assert.ok(ms < 1_500, `refused ${ms.toFixed(0)} ms after the logout, by the 1 s poll`);
+    assert.ok(ms < 2_000, `refused ${ms.toFixed(0)} ms after the logout, by the 1 s poll`);
     await waitFor(() => a.feed.isListening() && b.feed.isListening(), 3_000, 10);
   });
 

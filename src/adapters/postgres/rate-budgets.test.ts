@@ -83,13 +83,14 @@ describe('request budgets across two gateways', () => {
     const a = gateway();
     const key = freshKey();
     const before = a.queries();
+    const started = performance.now();
     for (let i = 0; i < 2_000; i++) {
       await a.budgets.take(key, 1_000_000);
-      if (i % 100 === 99) await new Promise((r) => setTimeout(r, 5));
+      if (i % 100 === 99) await new Promise((r) => setTimeout(r, 50)); // 2,000 requests a second
     }
     const spent = a.queries() - before;
-    t.diagnostic(`${spent} queries for 2000 requests`);
-    assert.ok(spent <= 2_000 / 20, `${spent} queries for 2000 requests`);
+    t.diagnostic(`${spent} queries for 2000 requests over ${(performance.now() - started).toFixed(0)} ms`);
+    assert.ok(spent <= 2_000 / 50, `${spent} queries for 2000 requests`);
   });
 
   test('headers: remaining counts down across gateways; a new window starts afresh', async () => {
