@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import type { Command } from '../../core/commands.ts';
+import { coreConfig } from '../../config/core.ts';
+import { Exchange } from '../../core/exchange.ts';
 import { fx } from '../../core/money.ts';
 import type { LinkedRecord } from '../../runtime/command-log-tail.ts';
 import type { CommittedCommand } from '../../runtime/journal-port.ts';
+import { Sequencer } from '../../runtime/sequencer.ts';
 import { PostgresServer } from '../../../test/support/postgres.ts';
 import { waitFor } from '../../../test/support/harness.ts';
 import { GENESIS } from '../store/journal-record.ts';
@@ -41,8 +43,8 @@ async function query<R extends pg.QueryResultRow>(url: string, text: string, val
   }
 }
 
-const deposit = (i: number): Command => ({
-  type: 'chain.deposit_observed',
+const deposit = (i: number) => ({
+  type: 'chain.deposit_observed' as const,
   txHash: `0x${i.toString(16).padStart(64, '0')}`,
   account: `0x${'a'.repeat(40)}`,
   amount: fx('1'),
@@ -161,6 +163,34 @@ test('onAppended delivers the new head after each commit', async () => {
   }
 });
 
+test('the sequencer over the log: group commits with command ids, then recovery from the log alone (no history)', async () => {
+  const url = await freshDatabase();
+  const clock = { now: () => Date.UTC(2026, 10, 22) };
+  const options = { earlyFlushAt: 4, maxInFlight: 4, onFatal: () => undefined };
+  const live = await PgCommandLog.lead(url, 1);
+  const sequencer = new Sequencer(new Exchange(coreConfig({ depositConfirmations: 1 })), live, live, clock, options);
+  assert.equal((await sequencer.recover()).journalSeq, 0);
+  const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => sequencer.submit(deposit(i), `id-${i}`)));
+  assert.ok(outcomes.every((o) => o.ok));
+  await assert.rejects(sequencer.historyBarrier(), /keeps no history/);
+  assert.equal(await live.seqOfCommand('id-9'), 10);
+  const account = `0x${'a'.repeat(40)}`;
+  const balance = (exchange: Exchange) => exchange.walletBalances(account);
+  await live.close();
+
+  // A standby taking over: epoch bumped, a fresh core rebuilt from the log alone.
+  await query(server.url, 'UPDATE core_leader SET epoch = 2 WHERE id = 1');
+  const next = await PgCommandLog.lead(url, 2, { pageSize: 3 });
+  const recovered = new Sequencer(new Exchange(coreConfig({ depositConfirmations: 1 })), next, next, clock, options);
+  const result = await recovered.recover();
+  assert.equal(result.replayed, 10);
+  assert.equal(result.journalSeq, 10);
+  assert.deepEqual(balance(recovered.exchange), balance(sequencer.exchange));
+  assert.ok((await recovered.submit(deposit(10), 'id-10')).ok);
+  assert.equal(await next.seqOfCommand('id-10'), 11);
+  await next.close();
+});
+
 // Last: it kills the file's server (and restarts it).
 test('kill -9 of PostgreSQL under appends: every acknowledged append survives, the rest reject promptly, the writer stops', async () => {
   const url = await freshDatabase();
@@ -197,7 +227,7 @@ test('kill -9 of PostgreSQL under appends: every acknowledged append survives, t
   const records = await collect(reader.replay(1));
   await reader.close();
   const durable = new Set(records.map((r) => (r.command as { txHash: string }).txHash));
-  for (const n of acknowledged) assert.ok(durable.has((deposit(n) as { txHash: string }).txHash), `acknowledged append ${n} is in the log`);
+  for (const n of acknowledged) assert.ok(durable.has(deposit(n).txHash), `acknowledged append ${n} is in the log`);
   // Acknowledged in the order appended: the log holds a prefix of what was sent.
   assert.deepEqual(records.map((r) => r.ts), records.map((_, k) => committed(k + 1).ts));
 });

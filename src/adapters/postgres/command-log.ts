@@ -269,7 +269,6 @@ class GroupCommitter {
 
   append(batch: readonly CommittedCommand[]): Promise<void> {
     if (this.failure !== null) return Promise.reject(this.failure);
-    if (batch.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.queue.push({ batch, resolve, reject });
       if (!this.committing) void this.commitQueued();
@@ -285,22 +284,24 @@ class GroupCommitter {
     }
   }
 
+  /** Stops the writer: what is queued rejects; the failure listeners are not told (it did not fail). */
   async close(): Promise<void> {
-    this.fail(new Error('the command log writer was closed'));
+    this.fail(new Error('the command log writer was closed'), false);
   }
 
   private async commitQueued(): Promise<void> {
     this.committing = true;
     while (this.queue.length > 0 && this.failure === null) {
       const taken = this.queue.splice(0, this.maxCoalesced);
+      const commands = taken.flatMap((q) => q.batch);
       try {
-        await this.commit(taken.flatMap((q) => q.batch));
+        if (commands.length > 0) await this.commit(commands);
       } catch (error) {
         for (const q of taken) q.reject(asError(error));
         this.fail(asError(error));
         break;
       }
-      this.transactions++;
+      if (commands.length > 0) this.transactions++;
       for (const q of taken) q.resolve();
     }
     this.committing = false;
@@ -339,7 +340,7 @@ class GroupCommitter {
   }
 
   /** Stops for good: rejects everything queued, tells the listeners once, drops the connection. */
-  private fail(error: Error): void {
+  private fail(error: Error, tell = true): void {
     if (this.failure !== null) return;
     this.failure = error;
     const queued = this.queue;
@@ -347,7 +348,7 @@ class GroupCommitter {
     for (const q of queued) q.reject(error);
     // Not awaited: against a dead server, ending the connection may take as long as its timeout.
     this.client.end().catch(() => undefined);
-    for (const listener of this.failureListeners) listener(error);
+    if (tell) for (const listener of this.failureListeners) listener(error);
   }
 }
 
