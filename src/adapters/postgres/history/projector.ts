@@ -36,8 +36,24 @@ export class HistoryOutOfOrder extends Error {
 /** The channel the projection commit notifies with the new watermark. */
 export const HISTORY_WATERMARK_CHANNEL = 'history_watermark';
 
+export interface PgHistoryProjectorOptions {
+  /**
+   * false: the projection commits without waiting for its WAL flush (`synchronous_commit = off`
+   * for its transactions; the command log's appends keep `on`). A PostgreSQL crash may then take
+   * back the last batches committed (whole, watermark included), so the follower must be able to
+   * re-derive the events of commands before its newest batch. Default true: a commit that returned
+   * is kept, and a follower only ever re-sends the batch whose project() failed.
+   */
+  readonly synchronousCommit?: boolean;
+}
+
 export class PgHistoryProjector {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly begin: string;
+
+  constructor(private readonly pool: pg.Pool, options: PgHistoryProjectorOptions = {}) {
+    const relaxed = options.synchronousCommit === false ? ' SET LOCAL synchronous_commit = off;' : '';
+    this.begin = `BEGIN;${relaxed} SELECT projected_seq FROM history_watermark WHERE id = 1 FOR UPDATE`;
+  }
 
   /** The last seq whose events are in the history tables. */
   async projectedSeq(): Promise<number> {
@@ -71,8 +87,9 @@ export class PgHistoryProjector {
     client.on('error', onError);
     try {
       // One round trip: BEGIN and the lock, which waits while another projector holds the row.
-      const [, locked] = (await client.query('BEGIN; SELECT projected_seq FROM history_watermark WHERE id = 1 FOR UPDATE')) as unknown as pg.QueryResult<{ projected_seq: string }>[];
-      const projected = Number(locked!.rows[0]!.projected_seq);
+      const results = (await client.query(this.begin)) as unknown as pg.QueryResult<{ projected_seq: string }>[];
+      const locked = results[results.length - 1]!;
+      const projected = Number(locked.rows[0]!.projected_seq);
       if (projected !== firstSeq - 1) throw new HistoryOutOfOrder(firstSeq, projected);
       for (const statement of statements) await client.query(statement.text, statement.values);
       // lastSeq is a safe integer (checked above), so it is spelled into the text: one more round trip saved.
