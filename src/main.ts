@@ -3,7 +3,9 @@
  * cleanly on SIGINT/SIGTERM (everything acknowledged is already durable, so a kill -9 is safe too).
  */
 import { DataDirError } from './adapters/store/data-dir.ts';
-import { ConfigError, loadSettings } from './config/env.ts';
+import { ConfigError, loadSettings, type Settings } from './config/env.ts';
+import { startCoreRole, type CoreLog } from './roles/core.ts';
+import { startProjectorRole } from './roles/projector.ts';
 import { createService, type Service } from './service.ts';
 
 async function main(): Promise<void> {
@@ -17,6 +19,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  if (settings.role === 'core' || settings.role === 'projector') return runHeadless(settings, settings.role);
   let service: Service;
   try {
     service = await createService(settings);
@@ -43,6 +46,37 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/**
+ * The roles without an API: a core (leads or stands by) and a projector. On a fatal error they exit;
+ * their supervisor starts them again (a core comes back as a standby).
+ */
+async function runHeadless(settings: Settings, role: 'core' | 'projector'): Promise<void> {
+  const log = roleLog(role, settings.logLevel);
+  const onFatal = (error: unknown) => {
+    log.error(`exchange ${role} stopped; exiting`, { error: error instanceof Error ? error.message : String(error) });
+    setImmediate(() => process.exit(1));
+  };
+  const running = role === 'core' ? await startCoreRole(settings, { log, onFatal }) : await startProjectorRole(settings, { log, onFatal });
+  log.info(`exchange ${role} started; health at ${running.address}/health`);
+  const shutdown = async (signal: string) => {
+    log.info(`${signal}: shutting down`);
+    await running.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/** A headless role's log lines: one JSON object per line, as the gateway's (pino) are. */
+function roleLog(role: string, level: Settings['logLevel']): CoreLog {
+  const levels = { debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: 100 } as const;
+  const write = (name: 'info' | 'warn' | 'error') => (msg: string, detail?: Record<string, unknown>) => {
+    if (levels[name] < levels[level]) return;
+    process.stdout.write(`${JSON.stringify({ level: levels[name], time: Date.now(), role, pid: process.pid, msg, ...detail })}\n`);
+  };
+  return { info: write('info'), warn: write('warn'), error: write('error') };
 }
 
 void main();

@@ -15,8 +15,8 @@ import { Journal } from './adapters/store/journal.ts';
 import { historyProjectors } from './adapters/store/projections/index.ts';
 import { WorkerJournalWriter } from './adapters/store/journal-writer.ts';
 import { SimulatedFeed } from './adapters/feed/simulated-feed.ts';
-import { DEFAULT_UNDERLYINGS } from './adapters/feed/price-model.ts';
-import { fx, toFloat } from './core/money.ts';
+import { resumedSimulatedFeed } from './adapters/feed/resumed-feed.ts';
+import { fx } from './core/money.ts';
 import { coreConfig, coreSettings } from './config/core.ts';
 import type { Settings } from './config/env.ts';
 import { Exchange } from './core/exchange.ts';
@@ -243,7 +243,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       streams.seedFromCore();
       startup.finish();
       // The simulated feed resumes from the recovered index.
-      if (settings.feed === 'simulated') feed = simulatedFeed(exchange, clock, (e) => app?.log.error({ err: e }, 'feed'));
+      if (settings.feed === 'simulated') feed = resumedSimulatedFeed(exchange, clock, (e) => app?.log.error({ err: e }, 'feed'));
       chain.start();
       watcher.start();
       ticker.start();
@@ -317,22 +317,6 @@ function loopbackUrl(bound: string | AddressInfo | null, fallback: string): stri
 
 /** How often recovery logs its progress. */
 const PROGRESS_LOG_MS = 3_000;
-
-/**
- * The simulated feed resumes each underlying from its last journaled price (so a restart does not
- * jump the market back to the model's start) and draws a fresh path each run. Its sources live in
- * the service, so they stamp their prices with the service clock: a step of the system clock the
- * service clock did not take leaves them in time (an external source keeps its own clock).
- */
-function simulatedFeed(exchange: Exchange, clock: Clock, onError: (e: unknown) => void): SimulatedFeed {
-  const underlyings = Object.fromEntries(
-    Object.entries(DEFAULT_UNDERLYINGS).map(([name, model]) => {
-      const last = exchange.index.lastPrice(name);
-      return [name, last === null ? model : { ...model, start: toFloat(last) }];
-    }),
-  );
-  return new SimulatedFeed({ seed: Date.now() % 2 ** 31, underlyings, onError, now: () => clock.now() });
-}
 
 /**
  * Funding figures for market stats: the predicted rate of the running interval, as percentages per

@@ -117,6 +117,8 @@ test('ROLE: the embedded default; the distributed roles need NATS_URL and DATABA
   assert.throws(() => loadSettings(urls), /select the distributed mode/);
   assert.throws(() => loadSettings({ ROLE: 'core', ...urls, NATS_URL: 'http://x' }), /NATS_URL must be/);
   assert.throws(() => loadSettings({ ROLE: 'core', ...urls, DATABASE_URL: 'mysql://x' }), /DATABASE_URL must be/);
-  assert.equal(loadSettings({ ROLE: 'core', ...urls, MARKET_MAKER_GATEWAY: 'http://10.0.0.5:8080/' }).marketMakerGateway, 'http://10.0.0.5:8080');
-  assert.throws(() => loadSettings({ MARKET_MAKER_GATEWAY: 'ftp://x' }), /MARKET_MAKER_GATEWAY must be/);
+  const maker = { MARKET_MAKER_KEY: '11'.repeat(32), ADMIN_TOKEN: 'admin-token-0123456789' };
+  assert.equal(loadSettings({ ROLE: 'core', ...urls, ...maker, MARKET_MAKER_GATEWAY: 'http://10.0.0.5:8080/' }).marketMakerGateway, 'http://10.0.0.5:8080');
+  assert.throws(() => loadSettings({ ROLE: 'core', ...urls, MARKET_MAKER_GATEWAY: 'http://10.0.0.5:8080' }), /MARKET_MAKER_GATEWAY needs MARKET_MAKER_KEY/);
+  assert.throws(() => loadSettings({ ...maker, MARKET_MAKER_GATEWAY: 'ftp://x' }), /MARKET_MAKER_GATEWAY must be/);
 });

@@ -13,10 +13,11 @@ import { existsSync, readFileSync } from 'node:fs';
 export interface Settings {
   /**
    * Which part of the exchange this process runs (docs/deploy.md): `all` is the embedded default
-   * (one process, SQLite); `core` and `gateway` are the distributed mode, on `distributed`.
+   * (one process, SQLite); `core`, `gateway` and `projector` (the history writer) are the
+   * distributed mode, on `distributed`.
    */
-  readonly role: 'all' | 'core' | 'gateway';
-  /** The distributed mode's servers (NATS_URL, DATABASE_URL): required by `core` and `gateway`, unused by `all`. */
+  readonly role: 'all' | 'core' | 'gateway' | 'projector';
+  /** The distributed mode's servers (NATS_URL, DATABASE_URL): required by its roles (a projector uses only the database), refused by `all`. */
   readonly distributed: { readonly natsUrl: string; readonly databaseUrl: string } | null;
   /** The simulated chain's SQLite file (default DATA_DIR/chain.sqlite); processes of one host may share it. */
   readonly simulatedChainFile: string | null;
@@ -147,7 +148,11 @@ export function loadSettings(env: Env = readEnv()): Settings {
     maxBufferBytes: int(env, 'SSE_MAX_BUFFER_BYTES', 262_144, 1024, 67_108_864),
     authRecheckMs: int(env, 'SSE_AUTH_RECHECK_MS', 1000, 50, 60_000),
   };
-  const role = oneOf(env, 'ROLE', ['all', 'core', 'gateway'] as const, 'all');
+  const role = oneOf(env, 'ROLE', ['all', 'core', 'gateway', 'projector'] as const, 'all');
+  // A core's maker is funded through the gateway's admin routes and must keep one key across cores.
+  if (nonEmpty(env.MARKET_MAKER_GATEWAY) !== null && (makerKey === null || adminToken === null)) {
+    throw new ConfigError('MARKET_MAKER_GATEWAY needs MARKET_MAKER_KEY (every core trades as the same maker) and ADMIN_TOKEN (the maker is funded through the admin routes)');
+  }
   return {
     role,
     distributed: distributedServers(env, role),
@@ -208,7 +213,7 @@ function distributedServers(env: Env, role: Settings['role']): Settings['distrib
   const natsUrl = nonEmpty(env.NATS_URL);
   const databaseUrl = nonEmpty(env.DATABASE_URL);
   if (role === 'all') {
-    if (natsUrl !== null || databaseUrl !== null) throw new ConfigError('NATS_URL and DATABASE_URL select the distributed mode: set ROLE=core or ROLE=gateway with them');
+    if (natsUrl !== null || databaseUrl !== null) throw new ConfigError('NATS_URL and DATABASE_URL select the distributed mode: set ROLE=core, gateway or projector with them');
     return null;
   }
   if (natsUrl === null || databaseUrl === null) throw new ConfigError(`ROLE=${role} needs NATS_URL and DATABASE_URL (docs/deploy.md)`);
