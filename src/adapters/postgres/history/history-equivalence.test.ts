@@ -8,7 +8,7 @@
  * ledger lines, settlements, orders and trades paged and filtered, fills of orders, the public
  * tape, candles of trades, mark and index at every resolution over several ranges and limits,
  * the newest bar before a time, 24-hour stats, DVOL bars, the core's ledger balances) and
- * the answers must be equal.
+ * the answers must be equal; then both prune unfilled ended orders alike (the retention).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type pg from 'pg';
 import type { Exchange } from '../../../core/exchange.ts';
-import type { EngineName, MarginMode, OrderStatus } from '../../../core/records.ts';
+import type { EngineName, MarginMode, OrderRecord, OrderStatus } from '../../../core/records.ts';
 import type { CommittedCommand } from '../../../runtime/journal-port.ts';
 import { openDatabase, type Db } from '../../store/database.ts';
 import { Journal } from '../../store/journal.ts';
@@ -243,4 +243,25 @@ test('DVOL bars read alike', async () => {
   }
   const minutes = sqlite.market.dvol.candles('BTC', 60, 0, last + 60).length;
   assert.ok(minutes >= 5, `BTC DVOL minutes: ${minutes}`);
+});
+
+test('the retention prunes the same unfilled ended orders (last: it changes both histories)', async () => {
+  const retention = { unfilledOrderRetentionMs: 3_600_000, unfilledQuoteRetentionMs: 600_000 };
+  const allOrders = async (h: { orders(q: { accountId: number; engine: EngineName; limit: number }): OrderRecord[] | Promise<OrderRecord[]> }) => {
+    const out: OrderRecord[] = [];
+    for (const accountId of [...seen.accounts].sort((a, b) => a - b)) for (const engine of ['linear', 'clob'] as const) out.push(...await h.orders({ accountId, engine, limit: 100_000 }));
+    return out;
+  };
+  const before = (await allOrders(sqlite.trading)).length;
+  let pruned = 0;
+  for (const now of [seen.firstMs + 1_800_000, Math.floor((seen.firstMs + seen.lastMs) / 2), seen.lastMs + 86_400_000]) {
+    for (;;) {
+      const expected = sqlite.trading.pruneUnfilled(now, retention, 50);
+      assert.equal(await pgh.trading.pruneUnfilled(now, retention, 50), expected, `pruned at ${now}`);
+      pruned += expected;
+      if (expected < 50) break;
+    }
+    assert.deepEqual(await allOrders(pgh.trading), await allOrders(sqlite.trading));
+  }
+  assert.ok(pruned > 100 && pruned < before, `pruned ${pruned} of ${before}`);
 });

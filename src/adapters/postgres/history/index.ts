@@ -4,6 +4,7 @@
  * the projector that writes them once per seq (projector.ts).
  */
 import type pg from 'pg';
+import type { Histories } from '../../../gateway/history-port.ts';
 import { PgMarketHistory } from './market-history.ts';
 import { PgTradingHistory } from './trading-history.ts';
 import { PgWalletHistory } from './wallet-history.ts';
@@ -13,8 +14,8 @@ export { PgDvolHistory, PgMarketHistory } from './market-history.ts';
 export { PgTradingHistory } from './trading-history.ts';
 export { PgWalletHistory } from './wallet-history.ts';
 
-/** The history reads on one pool, shaped like the gateway's `Histories` (wallet, trading, market). */
-export interface PgHistories {
+/** The history reads on one pool: the gateway's history port (gateway/history-port.ts `Histories`). */
+export interface PgHistories extends Histories {
   readonly wallet: PgWalletHistory;
   readonly trading: PgTradingHistory;
   readonly market: PgMarketHistory;

@@ -14,10 +14,8 @@
 import type pg from 'pg';
 import type { Fixed } from '../../../core/money.ts';
 import {
-  RESOLUTION_SECONDS, type Bar, type Resolution, type Stats24h,
-} from '../../store/projections/market-history.ts';
-import type { DvolBar } from '../../store/projections/dvol-history.ts';
-import type { PriceSeries } from '../../store/projections/price-history.ts';
+  RESOLUTION_SECONDS, type Bar, type DvolBar, type DvolHistoryReads, type MarketHistoryReads, type PriceSeries, type Resolution, type Stats24h,
+} from '../../../gateway/history-port.ts';
 import { canonical, fixed, int } from './values.ts';
 
 const DAY_SEC = 86_400;
@@ -57,7 +55,7 @@ async function bars(pool: pg.Pool, source: Source, key: string, size: number, fi
   return rows;
 }
 
-export class PgMarketHistory {
+export class PgMarketHistory implements MarketHistoryReads {
   /** The DVOL candles of each underlying. */
   readonly dvol: PgDvolHistory;
 
@@ -117,7 +115,7 @@ export class PgMarketHistory {
   }
 }
 
-export class PgDvolHistory {
+export class PgDvolHistory implements DvolHistoryReads {
   constructor(private readonly pool: pg.Pool) {}
 
   /** Buckets of `sizeSec` whose start lies in [fromSec, toSec], oldest first; minutes without DVOL are omitted. */

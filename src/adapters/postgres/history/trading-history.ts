@@ -3,14 +3,14 @@
  * (src/adapters/store/projections/trading-history.ts): one order, an account's orders and trades
  * (newest first, paged by id, filtered), the fills of some orders, and a market's public trade
  * tape. The same parameters and results, returned as promises; PgHistoryProjector writes the rows.
- * The retention of unfilled ended orders (retention.ts) is not run on this history yet: its
- * partial indexes are in the schema (3000_history.sql).
+ * And the retention of orders that ended without a fill (`pruneUnfilled`, as TradingHistory's).
  */
 import type pg from 'pg';
 import type {
   EngineName, Liquidity, MarginMode, OrderRecord, OrderStatus, OrderType, SideName, TimeInForce,
 } from '../../../core/records.ts';
-import type { OrderQuery, PublicTrade, TradeQuery, TradeRow } from '../../store/projections/trading-history.ts';
+import type { OrderQuery, PublicTrade, TradeQuery, TradeRow, TradingHistoryReads } from '../../../gateway/history-port.ts';
+import type { UnfilledRetention } from '../../store/projections/trading-history.ts';
 import { fixed, fixedOrNull, int } from './values.ts';
 
 interface OrderRow {
@@ -31,11 +31,16 @@ interface TapeDbRow {
   trade_id: string; price: string; quantity: string; taker_side: SideName; created_at: string;
 }
 
+/** Orders that ended without a fill, of one kind, ended before $1, oldest first, at most $2 (a partial index each). */
+const prune = (quotes: boolean): string => `DELETE FROM orders WHERE id IN (SELECT id FROM orders
+  WHERE status IN ('cancelled', 'expired', 'rejected') AND filled_quantity = 0 AND quote_id IS ${quotes ? 'NOT NULL' : 'NULL'}
+    AND updated_at < $1 ORDER BY updated_at LIMIT $2)`;
+
 const TRADE_COLUMNS = 'trade_id, order_id, market_id, side, price, quantity, liquidity, fee, fee_bps, realized_pnl, margin_mode, created_at';
 const TAPE = `SELECT trade_id, price, quantity, taker_side, created_at FROM market_trades
   WHERE market_id = $1 AND trade_id < $2 ORDER BY trade_id DESC LIMIT $3`;
 
-export class PgTradingHistory {
+export class PgTradingHistory implements TradingHistoryReads {
   constructor(private readonly pool: pg.Pool) {}
 
   async order(id: number): Promise<OrderRecord | undefined> {
@@ -89,6 +94,21 @@ export class PgTradingHistory {
   async lastPublicTrade(marketId: string): Promise<PublicTrade | undefined> {
     const { rows } = await this.pool.query<TapeDbRow>({ name: 'trading-tape', text: TAPE, values: [marketId, Number.MAX_SAFE_INTEGER, 1] });
     return rows.length === 0 ? undefined : toPublicTrade(marketId, rows[0]!);
+  }
+
+  /**
+   * Deletes at most `limit` orders that ended (cancelled, expired, rejected) with nothing filled
+   * longer than their retention before `now` (service time: the projector's newest command's),
+   * bulk-quote orders first, oldest first, and returns how many: TradingHistory.pruneUnfilled.
+   * Orders with any fill, and fills, are never deleted. An ended order gets no later event, so a
+   * chunk may run beside the projection, each in a transaction of its own; run it in small
+   * chunks, and reads then answer for a pruned order as for an unknown one.
+   */
+  async pruneUnfilled(now: number, retention: UnfilledRetention, limit: number): Promise<number> {
+    const quotes = (await this.pool.query({ name: 'prune-quotes', text: prune(true), values: [now - retention.unfilledQuoteRetentionMs, limit] })).rowCount ?? 0;
+    if (quotes >= limit) return quotes;
+    const orders = await this.pool.query({ name: 'prune-orders', text: prune(false), values: [now - retention.unfilledOrderRetentionMs, limit - quotes] });
+    return quotes + (orders.rowCount ?? 0);
   }
 }
 

@@ -8,9 +8,9 @@
 import type pg from 'pg';
 import type { SettlementRecord } from '../../../core/events.ts';
 import { ledgerKey, systemAccount, type Ledger, type LedgerEntryType } from '../../../core/ledger/ledger.ts';
-import { formatDecimal, type Fixed } from '../../../core/money.ts';
+import { formatDecimal } from '../../../core/money.ts';
 import type { SettlementKind, SettlementStatus } from '../../../core/wallet/wallet.ts';
-import type { HistoryEntry, SettlementQuery } from '../../store/projections/wallet-history.ts';
+import type { HistoryEntry, SettlementQuery, SystemMovement, WalletHistoryReads } from '../../../gateway/history-port.ts';
 import { fixed, int } from './values.ts';
 
 interface SettlementRow {
@@ -19,7 +19,7 @@ interface SettlementRow {
   created_at: string; updated_at: string;
 }
 
-export class PgWalletHistory {
+export class PgWalletHistory implements WalletHistoryReads {
   constructor(private readonly pool: pg.Pool) {}
 
   /** The account's ledger lines, newest first; `beforeId` pages backwards. */
@@ -71,7 +71,7 @@ export class PgWalletHistory {
   }
 
   /** A system account's balance after each movement since `sinceMs`, oldest first. */
-  async systemHistory(name: string, asset: string, sinceMs: number): Promise<{ at: number; amount: Fixed; balanceAfter: Fixed }[]> {
+  async systemHistory(name: string, asset: string, sinceMs: number): Promise<SystemMovement[]> {
     const { rows } = await this.pool.query<{ amount: string; balance_after: string; created_at: string }>({
       name: 'wallet-system-history',
       text: `SELECT amount, balance_after, created_at FROM ledger_entries
