@@ -22,43 +22,19 @@ import type { Settings } from './config/env.ts';
 import { Exchange } from './core/exchange.ts';
 import { ExchangeQueries } from './core/queries.ts';
 import { createApp, type TypedApp } from './gateway/app.ts';
-import { durableReads } from './gateway/durable-reads.ts';
 import { ApiKeys } from './gateway/auth/api-keys.ts';
 import { Sessions } from './gateway/auth/sessions.ts';
 import { SiweVerifier } from './gateway/auth/siwe.ts';
 import type { GatewayContext } from './gateway/context.ts';
-import { proxyWarning } from './gateway/proxy-warning.ts';
-import { metricsRoutes, ServiceMetrics } from './gateway/metrics.ts';
+import { ServiceMetrics } from './gateway/metrics.ts';
+import { mountApi } from './gateway/api.ts';
 import { SignInThrottle } from './gateway/rate-limit.ts';
-import { adminRoutes } from './gateway/routes/admin.ts';
-import { apiKeyRoutes } from './gateway/routes/api-keys.ts';
-import { authRoutes } from './gateway/routes/auth.ts';
-import { cancelAfterRoutes } from './gateway/routes/cancel-after.ts';
-import { healthFields, healthRoutes } from './gateway/routes/health.ts';
-import { marketDataRoutes } from './gateway/routes/market-data.ts';
-import { tradeTapeRoutes } from './gateway/routes/trade-tape.ts';
-import { udfRoutes } from './gateway/routes/udf.ts';
-import { walletRoutes } from './gateway/routes/wallet.ts';
-import { perpsAccountRoutes } from './gateway/routes/perps-account.ts';
-import { perpsMarketRoutes } from './gateway/routes/perps-markets.ts';
-import { perpsTradingRoutes } from './gateway/routes/perps-trading.ts';
-import { clobAccountRoutes } from './gateway/routes/clob-account.ts';
-import { clobAdminRoutes } from './gateway/routes/clob-admin.ts';
-import { clobMarketRoutes } from './gateway/routes/clob-markets.ts';
-import { clobMmpRoutes } from './gateway/routes/clob-mmp.ts';
-import { clobStrategyRoutes } from './gateway/routes/clob-strategy.ts';
-import { clobTradingRoutes } from './gateway/routes/clob-trading.ts';
-import { BookMirrors } from './gateway/streams/book-mirror.ts';
-import { StreamHub } from './gateway/streams/hub.ts';
-import { perpsStreamRoutes } from './gateway/streams/perps-streams.ts';
-import { portfolioStreamRoutes } from './gateway/streams/portfolio-streams.ts';
-import { optionsStreamRoutes } from './gateway/streams/options-streams.ts';
-import { tradeStreamRoutes } from './gateway/streams/trades-streams.ts';
+import { healthFields } from './gateway/routes/health.ts';
+import type { StreamHub } from './gateway/streams/hub.ts';
 import { Ticker } from './runtime/ticker.ts';
 import { adminHttpFunder, serviceFunder, type Funder } from './agents/funding.ts';
 import { MarketMaker } from './agents/market-maker.ts';
 import { MARKET_MAKER_CONFIG } from './config/market-maker.ts';
-import { optionsBoardRoutes } from './gateway/routes/options-board.ts';
 import { ChainWatcher } from './runtime/chain-watcher.ts';
 import { Sequencer, type Clock } from './runtime/sequencer.ts';
 import { SteadyClock } from './runtime/steady-clock.ts';
@@ -164,35 +140,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     gate: startupGate(startup, () => healthFields(ctx)),
     identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
   });
-  app.addHook('onRequest', proxyWarning(settings.trustProxy, (message) => app?.log.warn(message)));
-  durableReads(app, ctx);
-  healthRoutes(app, ctx);
-  authRoutes(app, ctx);
-  apiKeyRoutes(app, ctx);
-  walletRoutes(app, ctx);
-  perpsMarketRoutes(app, ctx);
-  marketDataRoutes(app, ctx, fundingProvider(exchange, settings.fundingIntervalMs));
-  tradeTapeRoutes(app, ctx);
-  udfRoutes(app, ctx);
-  perpsTradingRoutes(app, ctx);
-  perpsAccountRoutes(app, ctx);
-  clobMarketRoutes(app, ctx);
-  clobTradingRoutes(app, ctx);
-  clobStrategyRoutes(app, ctx);
-  clobMmpRoutes(app, ctx);
-  clobAccountRoutes(app, ctx);
-  cancelAfterRoutes(app, ctx);
-  optionsBoardRoutes(app, ctx);
-  const streamSettings = { heartbeatMs: settings.heartbeatMs, ...settings.streams };
-  const streams = new StreamHub(ctx, streamSettings, (err, message) => app?.log.error({ err }, message));
-  const clobBooks = new BookMirrors(streams, 'clob', () => exchange.clob.markets);
-  perpsStreamRoutes(app, streams, clobBooks);
-  portfolioStreamRoutes(app, streams);
-  optionsStreamRoutes(app, streams, clobBooks);
-  tradeStreamRoutes(app, streams);
-  if (settings.adminToken !== null) adminRoutes(app, ctx);
-  if (settings.adminToken !== null) clobAdminRoutes(app, ctx);
-  if (metrics !== null) metricsRoutes(app, metrics);
+  const streams = mountApi(app, ctx, { metrics, fundingIntervalMs: settings.fundingIntervalMs });
   await app.ready();
 
   const watcher = new ChainWatcher(chain, sequencer, {
@@ -202,10 +150,6 @@ export async function createService(settings: Settings, options: ServiceOptions 
     now: () => clock.now(),
     log: (message, detail) => app?.log.warn({ detail }, message),
     alarm: (message, detail) => app?.log.error({ alarm: 'withdrawal_reorged_after_confirmation', detail }, message),
-  });
-  // The core's alarms (a credited deposit reorged away) need an operator: they go to the error log.
-  sequencer.subscribe((events) => {
-    for (const e of events) if (e.type === 'alarm') app?.log.error({ alarm: e.kind, at: e.at }, e.message);
   });
 
   let feed: SimulatedFeed | null = null;
@@ -318,19 +262,6 @@ function loopbackUrl(bound: string | AddressInfo | null, fallback: string): stri
 /** How often recovery logs its progress. */
 const PROGRESS_LOG_MS = 3_000;
 
-/**
- * Funding figures for market stats: the predicted rate of the running interval, as percentages per
- * hour and per 8 hours, and the next funding time.
- */
-function fundingProvider(exchange: Exchange, intervalMs: number) {
-  return (marketId: string, now: number) => {
-    const market = exchange.linear.markets.get(marketId);
-    const info = market === undefined ? null : exchange.lifecycle.fundingInfo(market, now);
-    if (info === null) return null;
-    const perHour = info.rate === null ? null : (info.rate * 3_600_000n * 100n) / BigInt(intervalMs);
-    return { rate1hPct: perHour, rate8hPct: perHour === null ? null : perHour * 8n, nextFundingAt: info.nextFundingAt };
-  };
-}
 
 /** A step of the system clock the service clock did not take (or its end): an operator must look. */
 function reportClockStep(app: TypedApp | null, skewMs: number): void {

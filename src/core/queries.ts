@@ -83,6 +83,8 @@ export interface CoreQueries {
   clobMarkets(): ReadonlyMap<string, ClobMarketView>;
   /** A linear market's mark at `now`; null without a fresh one (or for an unknown market). */
   markPrice(marketId: string, now: number): Fixed | null;
+  /** A perpetual's funding rate of the running interval so far, and the next funding time; null for a future or an unknown market. */
+  fundingInfo(marketId: string, now: number): { rate: Fixed | null; nextFundingAt: number } | null;
   /** The underlying's index at `now`, null while stale. */
   index(underlying: string, now: number): IndexValue | null;
   indexPrice(underlying: string, now: number): Fixed | null;
@@ -160,6 +162,11 @@ export class ExchangeQueries implements CoreQueries {
   markPrice(marketId: string, now: number): Fixed | null {
     const market = this.exchange.linear.markets.get(marketId);
     return market === undefined ? null : this.exchange.linear.markAt(market, now);
+  }
+
+  fundingInfo(marketId: string, now: number): { rate: Fixed | null; nextFundingAt: number } | null {
+    const market = this.exchange.linear.markets.get(marketId);
+    return market === undefined ? null : this.exchange.lifecycle.fundingInfo(market, now);
   }
 
   index(underlying: string, now: number): IndexValue | null {
