@@ -5,6 +5,7 @@
 import { DataDirError } from './adapters/store/data-dir.ts';
 import { ConfigError, loadSettings, type Settings } from './config/env.ts';
 import { startCoreRole, type CoreLog } from './roles/core.ts';
+import { createGatewayRole } from './roles/gateway.ts';
 import { startProjectorRole } from './roles/projector.ts';
 import { createService, type Service } from './service.ts';
 
@@ -20,9 +21,9 @@ async function main(): Promise<void> {
     throw error;
   }
   if (settings.role === 'core' || settings.role === 'projector') return runHeadless(settings, settings.role);
-  let service: Service;
+  let service: Pick<Service, 'app' | 'listen' | 'close'>;
   try {
-    service = await createService(settings);
+    service = settings.role === 'gateway' ? await createGatewayRole(settings) : await createService(settings);
   } catch (error) {
     if (error instanceof DataDirError) {
       console.error(`data folder refused: ${error.message}`);

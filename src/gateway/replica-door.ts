@@ -38,6 +38,10 @@ export class ReplicaDoor implements CommandDoor {
   private commits = 0;
   private headQuery: Promise<number> | null = null;
   private nextHeadQuery: Promise<number> | null = null;
+  /** The history's watermark as last read, and the reads waiting for it to pass their seq. */
+  private projected = 0;
+  private historyWaiters: { target: number; deadline: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private historyPolling: Promise<void> | null = null;
 
   constructor(
     private readonly replica: LogFollower,
@@ -87,12 +91,34 @@ export class ReplicaDoor implements CommandDoor {
     await this.replica.whenApplied(await this.currentHead());
   }
 
+  /**
+   * Resolves once the history (written by the projector) holds the log's head as of this call.
+   * Every waiting read shares one watermark query at a time.
+   */
   async historyBarrier(): Promise<void> {
     const target = await this.currentHead();
-    const deadline = performance.now() + this.options.historyWaitMs;
-    while ((await this.historyWatermark()) < target) {
-      if (performance.now() > deadline) throw new Error(`the history has not reached seq ${target}`);
-      await new Promise((resolve) => setTimeout(resolve, this.options.historyPollMs));
+    if (target <= this.projected) return;
+    await new Promise<void>((resolve, reject) => {
+      this.historyWaiters.push({ target, resolve, reject, deadline: performance.now() + this.options.historyWaitMs });
+      this.historyPolling ??= this.pollHistory().finally(() => (this.historyPolling = null));
+    });
+  }
+
+  private async pollHistory(): Promise<void> {
+    while (this.historyWaiters.length > 0) {
+      try {
+        this.projected = Math.max(this.projected, await this.historyWatermark());
+      } catch {
+        // The database is away for a moment: the waiters' deadlines bound the wait.
+      }
+      const now = performance.now();
+      this.historyWaiters = this.historyWaiters.filter((w) => {
+        if (w.target <= this.projected) w.resolve();
+        else if (now > w.deadline) w.reject(new Error(`the history has not reached seq ${w.target}`));
+        else return true;
+        return false;
+      });
+      if (this.historyWaiters.length > 0) await new Promise((resolve) => setTimeout(resolve, this.options.historyPollMs));
     }
   }
 

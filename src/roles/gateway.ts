@@ -1,0 +1,156 @@
+/**
+ * ROLE=gateway (docs/deploy.md, docs/architecture.md "Distributed mode"): the whole public API and
+ * its streams, mounted exactly as the embedded service mounts them (gateway/api.ts), over
+ *   - a replica of the core that follows the PostgreSQL command log (live reads, streams);
+ *   - a command door that sends commands to the leader core over NATS and answers with the
+ *     replica's outcome once it has applied them (gateway/replica-door.ts);
+ *   - identity and rate budgets in PostgreSQL, shared by every gateway;
+ *   - the history in PostgreSQL, written by the projector role.
+ * It holds nothing another gateway needs: any number run side by side, and any of them serves
+ * any client.
+ */
+import { join } from 'node:path';
+import { privateKeyToAccount } from 'viem/accounts';
+import { SimulatedChain } from '../adapters/chain/simulated-chain.ts';
+import { CommandBusClient } from '../adapters/nats/command-bus.ts';
+import { closeNats, connectNats } from '../adapters/nats/connection.ts';
+import { PgCommandLog } from '../adapters/postgres/command-log.ts';
+import { migratePostgres, postgresPool } from '../adapters/postgres/database.ts';
+import { openGatewayIdentity } from '../adapters/postgres/gateway-identity.ts';
+import { PgHistoryWatermark, pgHistories } from '../adapters/postgres/history/index.ts';
+import { preparePrivateDataDir } from '../adapters/store/data-dir.ts';
+import { coreConfig, coreSettings } from '../config/core.ts';
+import type { Settings } from '../config/env.ts';
+import { Exchange } from '../core/exchange.ts';
+import { ExchangeQueries } from '../core/queries.ts';
+import { mountApi } from '../gateway/api.ts';
+import { createApp, type TypedApp } from '../gateway/app.ts';
+import { ApiKeys } from '../gateway/auth/api-keys.ts';
+import { Sessions } from '../gateway/auth/sessions.ts';
+import { SiweVerifier } from '../gateway/auth/siwe.ts';
+import type { GatewayContext } from '../gateway/context.ts';
+import { ServiceMetrics } from '../gateway/metrics.ts';
+import { SignInThrottle } from '../gateway/rate-limit.ts';
+import { ReplicaDoor } from '../gateway/replica-door.ts';
+import { healthFields } from '../gateway/routes/health.ts';
+import { Startup, startupGate } from '../gateway/startup.ts';
+import type { StreamHub } from '../gateway/streams/hub.ts';
+import { LogFollower } from '../runtime/log-follower.ts';
+import { SteadyClock } from '../runtime/steady-clock.ts';
+
+export interface GatewayRoleOptions {
+  readonly onFatal?: (error: unknown) => void;
+  readonly logger?: boolean;
+  readonly logStream?: { write(line: string): void };
+}
+
+export interface GatewayRole {
+  readonly app: TypedApp;
+  readonly ctx: GatewayContext;
+  readonly streams: StreamHub;
+  /** The replica's state stands at this seq of the command log. */
+  appliedSeq(): number;
+  /** Listens, then replays the log into the replica (the API answers 503 meanwhile); returns the address. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function createGatewayRole(settings: Settings, options: GatewayRoleOptions = {}): Promise<GatewayRole> {
+  const servers = settings.distributed;
+  if (servers === null) throw new Error('ROLE=gateway needs NATS_URL and DATABASE_URL');
+  process.umask(0o077);
+  preparePrivateDataDir(settings.dataDir);
+  await migratePostgres(servers.databaseUrl);
+  let app: TypedApp | null = null;
+  const onFatal = options.onFatal ?? ((error: unknown) => {
+    app?.log.fatal({ err: error }, 'this gateway\'s replica of the core stopped; exiting');
+    setImmediate(() => process.exit(1));
+  });
+  const clock = new SteadyClock(settings.clockMaxStepMs, () => undefined);
+  const replica = new Exchange(coreConfig(coreSettings(settings)));
+  const log = PgCommandLog.follow(servers.databaseUrl);
+  const follower = new LogFollower(replica, log, { pageSize: 2_000, pollMs: 250, onFatal });
+  const nats = await connectNats(servers.natsUrl, `exchange-gateway ${settings.host}:${settings.port}`, { waitForServer: true });
+  const bus = new CommandBusClient(nats);
+  const pool = postgresPool(servers.databaseUrl, 10);
+  // History reads wait on the projector's watermark, as notified (read from the table while not listening).
+  const watermark = new PgHistoryWatermark(servers.databaseUrl, pool);
+  await watermark.start();
+  const door = new ReplicaDoor(follower, { send: (id, command) => bus.submit(id, command) }, () => log.head(), () => watermark.projectedSeq());
+  const identity = await openGatewayIdentity(servers.databaseUrl, { windowMs: settings.rateLimit.windowMs });
+  const secret = await identity.sessionSecret(settings.jwtSecret);
+  const sessions = new Sessions(identity.store, secret, settings.publicOrigin, Date.now, identity.changes);
+  const apiKeys = new ApiKeys(identity.store, Date.now, identity.changes);
+  const chain = new SimulatedChain({
+    path: settings.simulatedChainFile ?? join(settings.dataDir, 'chain.sqlite'),
+    chainId: settings.chainId,
+    asset: 'USDC',
+    blockMs: settings.chainBlockMs,
+  });
+  const ctx: GatewayContext = {
+    settings,
+    sequencer: door,
+    core: new ExchangeQueries(replica),
+    history: pgHistories(pool),
+    siwe: new SiweVerifier(identity.store, settings),
+    sessions,
+    apiKeys,
+    signIns: new SignInThrottle(settings.rateLimit.signInsPerHour, undefined, identity.signInCounts),
+    chain,
+    simulatedChain: chain,
+    startedAt: performance.now(),
+    now: () => clock.now(),
+    clockSkewMs: () => clock.skewMs,
+  };
+  const startup = new Startup();
+  const metrics = settings.adminToken === null ? null : new ServiceMetrics({ maker: false });
+  const maker = settings.marketMakerKey === null ? null : privateKeyToAccount(settings.marketMakerKey).address.toLowerCase();
+  app = await createApp({
+    settings,
+    logger: options.logger,
+    logStream: options.logStream,
+    onResponse: metrics === null ? undefined : (req, reply) => metrics.observeRequest(req, reply),
+    quietAccounts: maker === null ? undefined : new Set([maker]),
+    gate: startupGate(startup, () => healthFields(ctx)),
+    identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
+    rateBudgets: identity.rateBudgets,
+  });
+  const streams = mountApi(app, ctx, { metrics, fundingIntervalMs: settings.fundingIntervalMs });
+  metrics?.attach({ ctx, streams, maker: null, journalTransactions: () => 0 });
+  await app.ready();
+  const sessionPrune = setInterval(() => void sessions.prune(), 60_000);
+  sessionPrune.unref();
+  const gateway = app;
+
+  return {
+    app: gateway,
+    ctx,
+    streams,
+    appliedSeq: () => follower.appliedSeq,
+    async listen() {
+      const address = await gateway.listen({ port: settings.port, host: settings.host });
+      const started = performance.now();
+      startup.report({ phase: 'journal', done: 0, total: await log.head(), snapshotSeq: null });
+      await follower.start();
+      clock.resumeFrom(replica.now());
+      streams.seedFromCore();
+      startup.finish();
+      gateway.log.info({ seq: follower.appliedSeq, ms: Math.round(performance.now() - started) }, 'replica of the core caught up with the command log');
+      return address;
+    },
+    async close() {
+      clearInterval(sessionPrune);
+      streams.close();
+      await gateway.close();
+      await follower.stop();
+      await closeNats(nats);
+      apiKeys.close();
+      sessions.close();
+      await identity.close();
+      await log.close();
+      await watermark.stop();
+      await pool.end();
+      chain.close();
+    },
+  };
+}

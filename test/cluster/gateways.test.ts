@@ -1,0 +1,56 @@
+/**
+ * Two gateways over one leader core (and a standby), a history projector, real PostgreSQL and
+ * NATS: any gateway serves any client, and what one gateway acknowledged, the other's next read
+ * shows (live state from its replica, history from PostgreSQL).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Cluster } from '../support/cluster.ts';
+import { call, fund, signIn, waitFor } from '../support/harness.ts';
+
+let cluster: Cluster;
+let a: string;
+let b: string;
+
+before(async () => {
+  cluster = await Cluster.start({ cores: 2, gateways: 2 });
+  [a, b] = cluster.gateways.map((g) => g.url) as [string, string];
+});
+
+after(async () => {
+  await cluster?.stop();
+});
+
+test('a session, a deposit and an order made through one gateway are read back at once through the other', { timeout: 120_000 }, async () => {
+  const trader = await signIn(a);
+  await fund(a, trader, '5000', 20_000);
+  const onB = await call(b, '/wallet/balance', { token: trader.token });
+  assert.equal(onB.status, 200, 'the session signed on gateway A is accepted by gateway B');
+  assert.equal(onB.body.walletBalance, '5000');
+  const moved = await call(b, '/wallet/transfer', { token: trader.token, body: { from: 'wallet', to: 'perps', amount: '1000' } });
+  assert.equal(moved.status, 200, JSON.stringify(moved.body));
+  const perps = await call(a, '/perps/balances', { token: trader.token });
+  assert.equal(perps.status, 200, JSON.stringify(perps.body));
+  assert.equal(perps.body.balance, '1000', 'gateway A shows the transfer gateway B acknowledged');
+
+  await waitFor(async () => typeof (await call(a, '/perps/market-stats?marketId=BTC-PERP')).body?.markPrice === 'string', 20_000, 100);
+  const mark = Number((await call(a, '/perps/market-stats?marketId=BTC-PERP')).body.markPrice);
+  const placed = await call(a, '/perps/orders', {
+    token: trader.token,
+    body: { marketId: 'BTC-PERP', side: 'buy', type: 'limit', price: String(Math.floor(mark * 0.8)), quantity: '0.01', clientOrderId: 'cross-gateway-1' },
+  });
+  assert.equal(placed.status, 201, JSON.stringify(placed.body));
+  const open = await call(b, '/perps/orders/open', { token: trader.token });
+  assert.equal(open.status, 200, JSON.stringify(open.body));
+  assert.deepEqual(open.body.map((o: { id: string }) => o.id), [placed.body.id], 'gateway B lists the order gateway A acknowledged');
+  const inHistory = await call(b, `/perps/orders/${placed.body.id}`, { token: trader.token });
+  assert.equal(inHistory.status, 200, JSON.stringify(inHistory.body));
+
+  const ledger = await call(b, '/wallet/history', { token: trader.token });
+  assert.equal(ledger.status, 200, JSON.stringify(ledger.body));
+  assert.ok(JSON.stringify(ledger.body).includes('5000'), 'the deposit is in the history gateway B reads from PostgreSQL');
+
+  const cancelled = await call(b, `/perps/orders/${placed.body.id}/cancel`, { method: 'POST', token: trader.token });
+  assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+  assert.deepEqual((await call(a, '/perps/orders/open', { token: trader.token })).body, [], 'gateway A sees the cancel gateway B acknowledged');
+});
