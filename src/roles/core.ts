@@ -54,6 +54,9 @@ export interface CoreRole {
   close(): Promise<void>;
 }
 
+/** Between attempts to start the maker while its gateway does not answer. */
+const MAKER_RETRY_MS = 2_000;
+
 /** How long the leader remembers the ids it answered (a gateway retries for ~6 s at most). */
 const ANSWERED_ID_TTL_MS = 60_000;
 
@@ -107,6 +110,7 @@ class Leadership {
   private bus: CommandBusServer | null = null;
   private readonly stops: (() => void | Promise<void>)[] = [];
   private readonly answered = new Map<string, { reply: BusReply; at: number }>();
+  private closing = false;
 
   constructor(
     private readonly settings: Settings,
@@ -211,11 +215,24 @@ class Leadership {
       privateKey: settings.marketMakerKey, now: () => clock.now(), log: (message, detail) => options.log.warn(message, { detail }),
     });
     const funder = adminHttpFunder(gateway, settings.adminToken, (message, detail) => options.log.info(message, { operator: detail }));
-    maker.start({ baseUrl: gateway, funder }).catch((error: unknown) => options.log.error('market maker failed to start', { error: String(error) }));
+    // The gateway may start after this core leads (or restart): the maker starts once it answers.
+    const startWhenUp = async (): Promise<void> => {
+      for (let attempt = 1; !this.closing; attempt++) {
+        try {
+          await maker.start({ baseUrl: gateway, funder });
+          return;
+        } catch (error) {
+          if (attempt === 1 || attempt % 30 === 0) options.log.warn('market maker waiting for its gateway', { gateway, error: String(error) });
+          await new Promise((resolve) => setTimeout(resolve, MAKER_RETRY_MS));
+        }
+      }
+    };
+    void startWhenUp();
     return maker;
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.bus?.stop();
     for (const stop of this.stops) await stop();
     await this.sequencer?.drain();
