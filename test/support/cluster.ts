@@ -8,7 +8,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitFor } from './harness.ts';
+import { PgCommandLog } from '../../src/adapters/postgres/command-log.ts';
+import { coreConfig, coreSettings } from '../../src/config/core.ts';
+import { loadSettings } from '../../src/config/env.ts';
+import type { Command } from '../../src/core/commands.ts';
+import { Exchange } from '../../src/core/exchange.ts';
+import type { CommandLogTail } from '../../src/runtime/command-log-tail.ts';
+import { LogFollower } from '../../src/runtime/log-follower.ts';
+import { freePort, testServiceEnv, waitFor } from './harness.ts';
 import { NatsServer } from './nats.ts';
 import { PostgresServer } from './postgres.ts';
 import { ServiceProcess } from './service-process.ts';
@@ -71,10 +78,88 @@ export class Cluster {
     return null;
   }
 
+  /** Waits until some core leads; resolves it and how long the wait took (ms). */
+  async awaitLeader(timeoutMs: number): Promise<{ core: ServiceProcess; ms: number }> {
+    const started = performance.now();
+    let found: ServiceProcess | null = null;
+    await waitFor(async () => (found = await this.leader()) !== null, timeoutMs, 20);
+    return { core: found!, ms: performance.now() - started };
+  }
+
+  /**
+   * Starts again every core that exited by itself (a fail-stop): nothing in a test supervises the
+   * processes, so this stands in for systemd's `Restart=always` (docs/deploy.md "Units"). Returns
+   * the cores it restarted.
+   */
+  async restartExitedCores(): Promise<ServiceProcess[]> {
+    const restarted: ServiceProcess[] = [];
+    for (const core of this.cores) {
+      if (!exited(core)) continue;
+      await core.start();
+      restarted.push(core);
+    }
+    return restarted;
+  }
+
+  /**
+   * A fresh core that replays the command log from PostgreSQL alone, under the same rules as the
+   * cluster's roles, up to a seq of the caller's choosing (LogReplay.to).
+   */
+  replay(onCommand?: (command: Command) => void): LogReplay {
+    const settings = loadSettings({ ...testServiceEnv(this.root, 0), ...this.env });
+    return new LogReplay(new Exchange(coreConfig(coreSettings(settings))), this.postgres.url, onCommand);
+  }
+
   async stop(): Promise<void> {
     for (const proc of [...this.gateways, this.projector, ...this.cores]) await proc?.kill();
     await Promise.all([this.postgres.destroy(), this.nats.destroy()]);
     rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** The process ended by itself (a fail-stop exit), not by the test's kill. */
+export function exited(proc: ServiceProcess): boolean {
+  const child = proc.child;
+  return child !== null && (child.exitCode !== null || child.signalCode !== null);
+}
+
+/**
+ * The command log replayed into a core of its own, as a standby builds it (LogFollower over
+ * PgCommandLog.follow), but only up to the seq given to `to`: the closing checks compare it with
+ * the history at the projector's watermark and with the leader at its applied seq, while the
+ * leader's clock and feed go on appending.
+ */
+export class LogReplay {
+  private limit = 0;
+  private readonly log: PgCommandLog;
+  private readonly follower: LogFollower;
+
+  constructor(readonly exchange: Exchange, url: string, onCommand?: (command: Command) => void) {
+    this.log = PgCommandLog.follow(url);
+    const log = this.log;
+    const capped: CommandLogTail = {
+      head: async () => this.limit,
+      readAfter: (after, link, count) => (after >= this.limit ? Promise.resolve([]) : log.readAfter(after, link, Math.min(count, this.limit - after))),
+      onAppended: async () => async () => undefined,
+    };
+    this.follower = new LogFollower(exchange, capped, { pageSize: 5_000, pollMs: 60_000, onFatal: () => undefined });
+    if (onCommand !== undefined) this.follower.subscribe((_events, command) => onCommand(command));
+  }
+
+  get seq(): number {
+    return this.follower.appliedSeq;
+  }
+
+  /** Applies the log up to `seq` (at or past where it stands); throws if a record is missing or does not apply. */
+  async to(seq: number): Promise<void> {
+    if (seq < this.follower.appliedSeq) throw new Error(`the replay stands at ${this.follower.appliedSeq}, past ${seq}`);
+    this.limit = seq;
+    await this.follower.catchUp();
+    if (this.follower.appliedSeq !== seq) throw new Error(`the replay reached seq ${this.follower.appliedSeq}, not ${seq}`);
+  }
+
+  async close(): Promise<void> {
+    await this.log.close();
   }
 }
 
