@@ -29,6 +29,7 @@ import { ApiKeys } from '../gateway/auth/api-keys.ts';
 import { Sessions } from '../gateway/auth/sessions.ts';
 import { SiweVerifier } from '../gateway/auth/siwe.ts';
 import type { GatewayContext } from '../gateway/context.ts';
+import { apiError } from '../gateway/errors.ts';
 import { ServiceMetrics } from '../gateway/metrics.ts';
 import { SignInThrottle } from '../gateway/rate-limit.ts';
 import { ReplicaDoor } from '../gateway/replica-door.ts';
@@ -54,6 +55,9 @@ export interface GatewayRole {
   listen(): Promise<string>;
   close(): Promise<void>;
 }
+
+/** Routes that answer without waiting on the log (a supervisor's or a scraper's probe). */
+const PROBES = new Set(['/health', '/metrics']);
 
 export async function createGatewayRole(settings: Settings, options: GatewayRoleOptions = {}): Promise<GatewayRole> {
   const servers = settings.distributed;
@@ -114,6 +118,22 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
     gate: startupGate(startup, () => healthFields(ctx)),
     identity: { sessions, apiKeys, publicOrigin: settings.publicOrigin, adminToken: settings.adminToken },
     rateBudgets: identity.rateBudgets,
+  });
+  // Read-your-writes across gateways: the embedded service's durability barrier (durable-reads.ts)
+  // runs after a handler has read the core, which is right for one process (the core already holds
+  // every acknowledged write) but lets a replica answer from before a write another gateway has
+  // acknowledged. So every request first waits until this replica has applied the log's head
+  // (docs/architecture.md "Distributed mode"), history reads too (they look the account up in the
+  // replica before reading PostgreSQL); only the probes answer at once. The API suite run through
+  // a balancer that alternates gateways (npm run test:cluster-api) saw a cancel-all on one gateway
+  // and the book read on the other still showing the orders.
+  app.addHook('preHandler', async (req) => {
+    if (PROBES.has(req.routeOptions.url ?? '')) return;
+    try {
+      await door.barrier();
+    } catch {
+      throw apiError('UNAVAILABLE', 'this gateway\'s replica of the core has stopped');
+    }
   });
   const streams = mountApi(app, ctx, { metrics, fundingIntervalMs: settings.fundingIntervalMs });
   metrics?.attach({ ctx, streams, maker: null, journalTransactions: () => 0 });
