@@ -55,17 +55,10 @@ export class SnapshotFiles {
   /** Writes a snapshot atomically; returns its header. */
   write(seq: number, ts: number, link: number, layout: string, image: Uint8Array, now: number): SnapshotHeader {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const body = gzipSync(image, { level: 6 });
-    const header: SnapshotHeader = {
-      format: 1, seq, ts, link, layout, stateHash: stateHash(image), imageBytes: image.length, bodyBytes: body.length, writtenAt: now,
-    };
-    const json = Buffer.from(JSON.stringify(header));
-    const lengths = Buffer.alloc(8);
-    lengths.writeUInt32LE(json.length, 0);
-    lengths.writeUInt32LE(crc32(json), 4);
+    const { header, parts } = encodeSnapshot(seq, ts, link, layout, image, now);
     const name = fileName(seq);
     const temporary = join(this.dir, `${name}.tmp`);
-    writeDurably(temporary, [MAGIC, lengths.subarray(0, 4), json, lengths.subarray(4), body]);
+    writeDurably(temporary, parts);
     pause('snapshot.before-rename');
     renameSync(temporary, join(this.dir, name));
     syncDirectory(this.dir);
@@ -85,19 +78,7 @@ export class SnapshotFiles {
 
   /** Reads and checks one snapshot; throws a SnapshotRefused naming what is wrong. */
   read(seq: number, layout: string): Snapshot {
-    const bytes = readFileSync(join(this.dir, fileName(seq)));
-    const header = parseHeader(bytes, seq);
-    if (header.layout !== layout) throw new SnapshotRefused(seq, `written by code with another state layout (${header.layout.slice(0, 12)}, this code ${layout.slice(0, 12)})`);
-    const start = MAGIC.length + 8 + bytes.readUInt32LE(MAGIC.length);
-    if (bytes.length - start !== header.bodyBytes) throw new SnapshotRefused(seq, `body is ${bytes.length - start} bytes, the header says ${header.bodyBytes} (truncated or altered)`);
-    let image: Uint8Array;
-    try {
-      image = gunzipSync(bytes.subarray(start));
-    } catch (error) {
-      throw new SnapshotRefused(seq, `body does not decompress (${(error as Error).message})`);
-    }
-    if (stateHash(image) !== header.stateHash) throw new SnapshotRefused(seq, 'state hash does not match the image (altered or corrupted)');
-    return { header, image };
+    return decodeSnapshot(readFileSync(join(this.dir, fileName(seq))), seq, layout);
   }
 
   /** Only the header (checked by its CRC); null when the file is unreadable. */
@@ -122,6 +103,39 @@ export class SnapshotRefused extends Error {
   constructor(readonly seq: number, readonly reason: string) {
     super(`snapshot at seq ${seq} refused: ${reason}`);
   }
+}
+
+/**
+ * A snapshot in its stored form (the layout above), as the parts to write one after the other: the
+ * files here and the distributed mode's PostgreSQL rows (adapters/postgres/snapshot-store.ts) hold
+ * the same bytes.
+ */
+export function encodeSnapshot(seq: number, ts: number, link: number, layout: string, image: Uint8Array, now: number): { header: SnapshotHeader; parts: Uint8Array[] } {
+  const body = gzipSync(image, { level: 6 });
+  const header: SnapshotHeader = {
+    format: 1, seq, ts, link, layout, stateHash: stateHash(image), imageBytes: image.length, bodyBytes: body.length, writtenAt: now,
+  };
+  const json = Buffer.from(JSON.stringify(header));
+  const lengths = Buffer.alloc(8);
+  lengths.writeUInt32LE(json.length, 0);
+  lengths.writeUInt32LE(crc32(json), 4);
+  return { header, parts: [MAGIC, lengths.subarray(0, 4), json, lengths.subarray(4), body] };
+}
+
+/** Checks a stored snapshot (header CRC, seq, layout, body size, state hash) and returns its image; throws a SnapshotRefused. */
+export function decodeSnapshot(bytes: Buffer, seq: number, layout: string): Snapshot {
+  const header = parseHeader(bytes, seq);
+  if (header.layout !== layout) throw new SnapshotRefused(seq, `written by code with another state layout (${header.layout.slice(0, 12)}, this code ${layout.slice(0, 12)})`);
+  const start = MAGIC.length + 8 + bytes.readUInt32LE(MAGIC.length);
+  if (bytes.length - start !== header.bodyBytes) throw new SnapshotRefused(seq, `body is ${bytes.length - start} bytes, the header says ${header.bodyBytes} (truncated or altered)`);
+  let image: Uint8Array;
+  try {
+    image = gunzipSync(bytes.subarray(start));
+  } catch (error) {
+    throw new SnapshotRefused(seq, `body does not decompress (${(error as Error).message})`);
+  }
+  if (stateHash(image) !== header.stateHash) throw new SnapshotRefused(seq, 'state hash does not match the image (altered or corrupted)');
+  return { header, image };
 }
 
 function fileName(seq: number): string {

@@ -1,0 +1,155 @@
+/**
+ * The distributed mode's snapshot worker (a worker thread of the projector role; docs/architecture.md
+ * "Distributed mode: snapshots"), the PostgreSQL counterpart of adapters/store/snapshot-worker.ts. It
+ * keeps a core of its own, a replica: restored from the newest snapshot in PostgreSQL (or empty) at
+ * its first request, then carried forward by reading the command log (chain-checked) up to the
+ * target it is given, the history's watermark. Asked for a snapshot, it catches up to the target,
+ * writes the state image into `core_snapshots` and keeps the newest `keep`. Nothing of the role's
+ * event loop is used: the replay, the image and its compression run on this thread, at a lower
+ * priority.
+ *
+ * Requests (from snapshotter.ts): `{ kind: 'follow', target }` (no answer) and `{ kind: 'snapshot',
+ * target }`, answered by one report. A failure drops the replica: the next request restores again.
+ */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { coreConfig } from '../../config/core.ts';
+import { Exchange } from '../../core/exchange.ts';
+import { stateImage } from '../store/snapshot-store.ts';
+import { PgCommandLog } from './command-log.ts';
+import { postgresPool } from './database.ts';
+import { PgSnapshotStore } from './snapshot-store.ts';
+
+export interface PgSnapshotWorkerData {
+  readonly databaseUrl: string;
+  readonly core: Parameters<typeof coreConfig>[0];
+  /** Snapshots kept (the newest ones). */
+  readonly keep: number;
+}
+
+export type PgSnapshotRequest = { readonly kind: 'follow' | 'snapshot'; readonly target: number };
+
+export type PgSnapshotReport =
+  | { readonly ok: true; readonly written: false; readonly seq: number; readonly refused: readonly string[] }
+  | {
+    readonly ok: true;
+    readonly written: true;
+    readonly seq: number;
+    /** Commands the replica applied since the previous snapshot it wrote (or restored). */
+    readonly replayed: number;
+    readonly stateHash: string;
+    readonly imageBytes: number;
+    readonly storedBytes: number;
+    readonly ms: { readonly restore: number; readonly replay: number; readonly encode: number; readonly write: number };
+    readonly refused: readonly string[];
+  }
+  | { readonly ok: false; readonly error: string };
+
+interface Replica {
+  readonly exchange: Exchange;
+  seq: number;
+  link: number;
+}
+
+/** Records read per query. */
+const PAGE = 2_000;
+/** The thread's nice value: background work, which the role's own thread comes before. */
+const NICE = 10;
+
+const data = workerData as PgSnapshotWorkerData;
+const config = coreConfig(data.core);
+const pool = postgresPool(data.databaseUrl, 2);
+const log = PgCommandLog.follow(data.databaseUrl);
+let replica: Replica | null = null;
+let restoreMs = 0;
+let followed = 0;
+let followMs = 0;
+let refused: string[] = [];
+
+async function restored(maxSeq: number): Promise<Replica> {
+  if (replica !== null) return replica;
+  const started = performance.now();
+  const exchange = new Exchange(config);
+  const store = new PgSnapshotStore(pool, (message) => refused.push(message));
+  const from = await store.restoreNewest(exchange, maxSeq);
+  restoreMs = performance.now() - started;
+  replica = { exchange, seq: from?.seq ?? 0, link: from?.link ?? 0 };
+  return replica;
+}
+
+/** Applies the log after the replica's seq up to `target`. */
+async function follow(target: number): Promise<void> {
+  const started = performance.now();
+  const r = await restored(target);
+  while (r.seq < target) {
+    const records = await log.readAfter(r.seq, r.link, Math.min(PAGE, target - r.seq));
+    if (records.length === 0) throw new Error(`the command log ends at seq ${r.seq}, before the target ${target}`);
+    for (const record of records) {
+      const outcome = r.exchange.execute(record.command, record.ts);
+      if (!outcome.ok) throw new Error(`log replay diverged at seq ${record.seq}: ${outcome.code} ${outcome.message}`);
+      r.seq = record.seq;
+      r.link = record.link;
+      followed++;
+    }
+  }
+  followMs += performance.now() - started;
+}
+
+async function snapshot(target: number): Promise<PgSnapshotReport> {
+  await follow(target);
+  const r = replica!;
+  const store = new PgSnapshotStore(pool);
+  if (followed === 0 && (await store.seqs())[0] === r.seq) return { ok: true, written: false, seq: r.seq, refused: takeRefused() };
+  let t = performance.now();
+  const image = stateImage(r.exchange, () => new Exchange(config));
+  const encode = performance.now() - t;
+  t = performance.now();
+  const header = await store.write(r.seq, r.exchange.now(), r.link, image, data.keep);
+  const write = performance.now() - t;
+  const report: PgSnapshotReport = {
+    ok: true, written: true, seq: r.seq, replayed: followed, stateHash: header?.stateHash ?? 'written by another process', imageBytes: image.length,
+    storedBytes: header?.bodyBytes ?? 0, ms: { restore: restoreMs, replay: followMs, encode, write }, refused: takeRefused(),
+  };
+  followed = 0;
+  followMs = 0;
+  restoreMs = 0;
+  return report;
+}
+
+function takeRefused(): string[] {
+  const taken = refused;
+  refused = [];
+  return taken;
+}
+
+/** Best effort, Linux only (a thread's nice value is its own there): the role's thread comes first. */
+function lowerPriority(): void {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), NICE);
+  } catch {
+    // elsewhere the thread keeps the process's priority
+  }
+}
+
+lowerPriority();
+// Requests are served one at a time, in order.
+let queue: Promise<void> = Promise.resolve();
+parentPort!.on('message', (request: PgSnapshotRequest) => {
+  queue = queue.then(async () => {
+    try {
+      if (request.kind === 'follow') {
+        await follow(request.target);
+        return;
+      }
+      parentPort!.postMessage(await snapshot(request.target));
+    } catch (error) {
+      replica = null;
+      followed = 0;
+      followMs = 0;
+      if (request.kind === 'snapshot') parentPort!.postMessage({ ok: false, error: (error as Error).stack ?? String(error) } satisfies PgSnapshotReport);
+    }
+  });
+});
+// Loaded: the parent may now terminate this worker safely (adapters/store/snapshotter.ts says why).
+parentPort!.postMessage('ready');
