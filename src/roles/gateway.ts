@@ -18,6 +18,7 @@ import { PgCommandLog } from '../adapters/postgres/command-log.ts';
 import { migratePostgres, postgresPool } from '../adapters/postgres/database.ts';
 import { openGatewayIdentity } from '../adapters/postgres/gateway-identity.ts';
 import { PgHistoryWatermark, pgHistories } from '../adapters/postgres/history/index.ts';
+import { restoreAtStart } from '../adapters/postgres/snapshot-store.ts';
 import { preparePrivateDataDir } from '../adapters/store/data-dir.ts';
 import { coreConfig, coreSettings } from '../config/core.ts';
 import type { Settings } from '../config/env.ts';
@@ -72,8 +73,13 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
   });
   const clock = new SteadyClock(settings.clockMaxStepMs, () => undefined);
   const replica = new Exchange(coreConfig(coreSettings(settings)));
+  // The replica starts from the newest snapshot and replays only the log after it (docs/architecture.md "Distributed mode: snapshots").
+  const refusedSnapshots: string[] = [];
+  const restoring = performance.now();
+  const { restored } = await restoreAtStart(servers.databaseUrl, replica, { report: (m) => refusedSnapshots.push(m) });
+  const restoreMs = Math.round(performance.now() - restoring);
   const log = PgCommandLog.follow(servers.databaseUrl);
-  const follower = new LogFollower(replica, log, { pageSize: 2_000, pollMs: 250, onFatal });
+  const follower = new LogFollower(replica, log, { pageSize: 2_000, pollMs: 250, onFatal }, restored ?? undefined);
   const nats = await connectNats(servers.natsUrl, `exchange-gateway ${settings.host}:${settings.port}`, { waitForServer: true });
   const bus = new CommandBusClient(nats);
   const pool = postgresPool(servers.databaseUrl, 10);
@@ -150,12 +156,15 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
     async listen() {
       const address = await gateway.listen({ port: settings.port, host: settings.host });
       const started = performance.now();
-      startup.report({ phase: 'journal', done: 0, total: await log.head(), snapshotSeq: null });
+      for (const refusal of refusedSnapshots) gateway.log.error(refusal);
+      const snapshotSeq = restored?.seq ?? null;
+      startup.report({ phase: 'journal', done: 0, total: (await log.head()) - (snapshotSeq ?? 0), snapshotSeq });
       await follower.start();
       clock.resumeFrom(replica.now());
       streams.seedFromCore();
       startup.finish();
-      gateway.log.info({ seq: follower.appliedSeq, ms: Math.round(performance.now() - started) }, 'replica of the core caught up with the command log');
+      const replayed = follower.appliedSeq - (snapshotSeq ?? 0);
+      gateway.log.info({ seq: follower.appliedSeq, snapshotSeq, replayed, restoreMs, ms: Math.round(performance.now() - started) }, 'replica of the core caught up with the command log');
       return address;
     },
     async close() {

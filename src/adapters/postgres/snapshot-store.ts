@@ -120,3 +120,27 @@ export async function commandIdsThrough(pool: pg.Pool, throughSeq: number, count
   );
   return new Map(rows.map((r) => [r.command_id, Number(r.seq)]));
 }
+
+/** What a role starts from: the restored snapshot (null: the log from seq 0) and the ids it covers. */
+export interface StartingPoint {
+  readonly restored: RestoredSnapshot | null;
+  /** The command ids of the last `commandIds` seqs the snapshot covers (empty when not asked for). */
+  readonly commandIds: Map<string, number>;
+}
+
+/**
+ * At a role's start: restores the newest usable snapshot at or below `maxSeq` into `exchange` (a
+ * fresh core) on a pool of its own, reporting each refused one; a core also asks for the command
+ * ids the snapshot covers (`commandIds`: how many seqs back).
+ */
+export async function restoreAtStart(databaseUrl: string, exchange: Exchange, options: { readonly maxSeq?: number; readonly commandIds?: number; readonly report: (message: string) => void }): Promise<StartingPoint> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: 5_000, application_name: 'exchange-snapshot-restore' });
+  pool.on('error', () => undefined);
+  try {
+    const restored = await new PgSnapshotStore(pool, options.report).restoreNewest(exchange, options.maxSeq ?? Number.MAX_SAFE_INTEGER);
+    const commandIds = restored !== null && (options.commandIds ?? 0) > 0 ? await commandIdsThrough(pool, restored.seq, options.commandIds!) : new Map<string, number>();
+    return { restored, commandIds };
+  } finally {
+    await pool.end();
+  }
+}
