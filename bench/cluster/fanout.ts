@@ -1,0 +1,287 @@
+/**
+ * Book-stream fan-out in the distributed mode: N subscribers to GET /perps/book-stream spread
+ * evenly over two gateways, while a trader moves the BTC-PERP book at a steady rate through the
+ * first gateway; the delay from each update's engineTs to its receipt, p50 and p99, and the CPU each
+ * process spent per second. The embedded figure to compare with is bench/streams/book-stream.ts's
+ * (docs/performance.md).
+ *
+ * The deployment is test/support/cluster.ts's (PostgreSQL, NATS, one leader core, the projector,
+ * two gateways; no standby: it takes no part in fan-out and would only take CPU from a 2-core
+ * machine), every gateway's stream caps raised above its share of subscribers (SSE_MAX_PER_IP to
+ * it, SSE_MAX_CONNECTIONS to twice it so that the fair share past 80 % of the cap stays out of the
+ * way; MAX_CONNECTIONS and MAX_CONNECTIONS_PER_IP follow them, src/config/env.ts).
+ * The subscribers are bench/streams/book-stream.ts's client processes (raw HTTP/1.1 sockets,
+ * chunked SSE parsed by hand, eventSeq checked per connection), --procs of them, half on each
+ * gateway. engineTs is the leader's time when it sequenced the command that last changed the book,
+ * so the delay holds the PostgreSQL commit, the gateway's replica reading and applying the log, the
+ * wait for the group's next interval, the fan-out and the client's own queueing.
+ *
+ * Run: node --import tsx bench/cluster/fanout.ts [--subscribers 10000 --procs 4 --duration 10 --warmup 3
+ *        --rate 200 --interval 100 --depth 25 --json out.json]
+ * Exits 1 if subscribers fail to connect, a connection is dropped, or an eventSeq skips.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Cluster } from '../../test/support/cluster.ts';
+import { admin, call, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { clusterProcesses, cpuSnapshot, loadAverage, quantileMs, sleep, watchMachine, watchNode } from './processes.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    subscribers: { type: 'string', default: '10000' },
+    procs: { type: 'string', default: '4' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    rate: { type: 'string', default: '200' },
+    interval: { type: 'string', default: '100' },
+    depth: { type: 'string', default: '25' },
+    json: { type: 'string' },
+  },
+});
+
+const GATEWAYS = 2;
+const CLIENTS_SCRIPT = fileURLToPath(new URL('../streams/book-stream.ts', import.meta.url));
+
+interface ClientResult {
+  readonly hist: number[];
+  readonly samples: number;
+  readonly bytes: number;
+  readonly seqErrors: number;
+  readonly closed: number;
+}
+
+interface Pool {
+  readonly gateway: number;
+  readonly child: ChildProcess;
+  readonly ready: Promise<{ ready: number; failed: number }>;
+}
+
+/** A client process of bench/streams/book-stream.ts holding `count` subscribers on `url`. */
+function spawnClients(gateway: number, url: string, path: string, count: number): Pool {
+  const child = fork(CLIENTS_SCRIPT, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_ROLE: 'clients', BENCH_URL: url, BENCH_COUNT: `${count}`, BENCH_PATH: path },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = new Promise<{ ready: number; failed: number }>((resolve) => {
+    child.on('message', (m: { type: string; ready: number; failed: number }) => {
+      if (m.type === 'ready') resolve(m);
+    });
+  });
+  return { gateway, child, ready };
+}
+
+function collect(pool: Pool): Promise<ClientResult> {
+  return new Promise((resolve) => {
+    pool.child.on('message', (m: { type: string; result: ClientResult }) => {
+      if (m.type === 'result') resolve(m.result);
+    });
+    pool.child.send({ type: 'stop' });
+  });
+}
+
+async function trader(url: string): Promise<Trader> {
+  const t = await signIn(url);
+  await fund(url, t, '10000000', 60_000);
+  const r = await call(url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount: '10000000' } });
+  if (r.status !== 200) throw new Error(`transfer failed: ${JSON.stringify(r.body)}`);
+  return t;
+}
+
+/**
+ * Places and cancels maker orders near the mid at `rate` per second; every 10th action trades (the
+ * driver of bench/streams/book-stream.ts, so both benches move the book alike).
+ */
+function startDriver(url: string, maker: Trader, taker: Trader, rate: number) {
+  const resting: string[] = [];
+  const rejected: Record<string, number> = {};
+  let actions = 0;
+  let errors = 0;
+  let inFlight = 0;
+  let stopped = false;
+  const post = async (t: Trader, path: string, body?: unknown) => {
+    const r = await call(url, path, { method: 'POST', token: t.token, body });
+    if (r.status >= 300) {
+      const key = `${r.status} ${(r.body as { error?: string }).error}`;
+      rejected[key] = (rejected[key] ?? 0) + 1;
+    }
+    return r.body as { id?: string };
+  };
+  const act = async (n: number) => {
+    if (n % 10 === 9) {
+      const side = n % 20 === 9 ? 'buy' : 'sell';
+      await post(taker, '/perps/orders', { marketId: 'BTC-PERP', side, quantity: '0.001', type: 'market' });
+    } else if (resting.length > 80 || (n % 3 === 2 && resting.length > 0)) {
+      const id = resting.splice(Math.floor(Math.random() * resting.length), 1)[0]!;
+      await post(maker, `/perps/orders/${id}/cancel`);
+    } else {
+      const buy = Math.random() < 0.5;
+      const offset = 1 + Math.floor(Math.random() * 40);
+      const price = (buy ? 100_000 - offset * 0.5 : 100_000 + offset * 0.5).toFixed(1);
+      const quantity = (0.001 * (1 + Math.floor(Math.random() * 5))).toFixed(3);
+      const placed = await post(maker, '/perps/orders', { marketId: 'BTC-PERP', side: buy ? 'buy' : 'sell', quantity, price, type: 'limit' });
+      if (placed.id !== undefined) resting.push(placed.id);
+    }
+  };
+  const started = Date.now();
+  const timer = setInterval(() => {
+    const due = Math.floor(((Date.now() - started) / 1000) * rate);
+    while (!stopped && actions < due && inFlight < 32) {
+      inFlight++;
+      void act(actions++).catch(() => errors++).finally(() => inFlight--);
+    }
+  }, 5);
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+      return { actions, errors, rejected, seconds: (Date.now() - started) / 1000 };
+    },
+  };
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m === null ? NaN : Math.round(Number(m[1]) / 1024);
+}
+
+async function main(): Promise<void> {
+  const n = Number(args.subscribers);
+  const procs = Math.max(GATEWAYS, Number(args.procs));
+  const perGateway = Math.ceil(n / GATEWAYS);
+  const path = `/perps/book-stream?marketId=BTC-PERP&depth=${args.depth}&intervalMs=${args.interval}`;
+  const big = '1000000000';
+  const at = () => `[${process.uptime().toFixed(1)} s]`;
+  console.error(`${at()} load average at start: ${loadAverage()}; starting PostgreSQL, NATS, a leader core, the projector, ${GATEWAYS} gateways`);
+  const cluster = await Cluster.start({
+    cores: 1,
+    gateways: GATEWAYS,
+    env: {
+      FEED: 'push',
+      INDEX_MAX_AGE_MS: '3600000',
+      RATE_LIMIT_ANONYMOUS: big,
+      RATE_LIMIT_ACCOUNT: big,
+      RATE_LIMIT_ORDERS: big,
+      // Twice the share: past 80 % of the cap the fair share (gateway/streams/admission.ts) refuses
+      // an address holding many streams, and every subscriber here comes from 127.0.0.1.
+      SSE_MAX_CONNECTIONS: String(2 * perGateway + 100),
+      SSE_MAX_PER_IP: String(perGateway + 100),
+      CHAIN_BLOCK_MS: '250',
+    },
+  });
+  const pools: Pool[] = [];
+  try {
+    const urls = cluster.gateways.map((g) => g.url);
+    const index = await call(urls[0]!, '/admin/index', { body: { underlying: 'BTC', price: '100000' }, headers: admin });
+    if (index.status !== 200) throw new Error(`index: ${JSON.stringify(index.body)}`);
+    const [maker, taker] = await Promise.all([trader(urls[0]!), trader(urls[0]!)]);
+    console.error(`${at()} deployment up, traders funded; opening ${n} subscribers over ${GATEWAYS} gateways in ${procs} client processes`);
+
+    const openedAt = Date.now();
+    for (let i = 0; i < procs; i++) {
+      const count = Math.floor(n / procs) + (i < n % procs ? 1 : 0);
+      pools.push(spawnClients(i % GATEWAYS, urls[i % GATEWAYS]!, path, count));
+    }
+    const readiness = await Promise.all(pools.map((p) => p.ready));
+    const connected = readiness.reduce((s, x) => s + x.ready, 0);
+    const connectSeconds = (Date.now() - openedAt) / 1000;
+    if (connected !== n) throw new Error(`${connected} of ${n} subscribers connected (${n - connected} failed)`);
+
+    console.error(`${at()} ${n} subscribers connected in ${connectSeconds} s; driving orders through gateway-0`);
+    const watched = [
+      ...(await clusterProcesses(cluster)),
+      ...pools.map((p, i) => watchNode(`subscribers ${i} (gateway-${p.gateway})`, p.child.pid!)),
+      watchNode('order driver (this process)', process.pid),
+      watchMachine(),
+    ];
+    const driver = startDriver(urls[0]!, maker, taker, Number(args.rate));
+    await sleep(Number(args.warmup) * 1000);
+    const before = cpuSnapshot(watched);
+    const startedAt = performance.now();
+    for (const p of pools) p.child.send({ type: 'start' });
+    await sleep(Number(args.duration) * 1000);
+    const results = await Promise.all(pools.map(collect));
+    const after = cpuSnapshot(watched);
+    const seconds = (performance.now() - startedAt) / 1000;
+    const loadAvg = loadAverage();
+    const drive = driver.stop();
+    const cpuMsPerSecond = Object.fromEntries(watched.map((w) => [w.name, +(((after.get(w.name)! - before.get(w.name)!) * 1000) / seconds).toFixed(1)]));
+    const rss = Object.fromEntries(cluster.gateways.map((g, i) => [`gateway-${i}`, rssMb(g.child!.pid!)]));
+    report({ n, procs, path, connectSeconds, results, pools, drive, cpuMsPerSecond, rss, loadAvg });
+  } finally {
+    for (const p of pools) p.child.kill('SIGKILL');
+    await cluster.stop();
+  }
+}
+
+function report(r: {
+  n: number;
+  procs: number;
+  path: string;
+  connectSeconds: number;
+  results: ClientResult[];
+  pools: Pool[];
+  drive: { actions: number; errors: number; rejected: Record<string, number>; seconds: number };
+  cpuMsPerSecond: Record<string, number>;
+  rss: Record<string, number>;
+  loadAvg: string;
+}): void {
+  const seconds = Number(args.duration);
+  const merge = (of: ClientResult[]) => {
+    const hist = new Array<number>(of[0]!.hist.length).fill(0);
+    for (const res of of) res.hist.forEach((c, ms) => (hist[ms]! += c));
+    return { p50: quantileMs(hist, 1, 0.5), p90: quantileMs(hist, 1, 0.9), p99: quantileMs(hist, 1, 0.99), max: quantileMs(hist, 1, 1) };
+  };
+  const samples = r.results.reduce((s, x) => s + x.samples, 0);
+  const seqErrors = r.results.reduce((s, x) => s + x.seqErrors, 0);
+  const closed = r.results.reduce((s, x) => s + x.closed, 0);
+  const bytes = r.results.reduce((s, x) => s + x.bytes, 0);
+  const byGateway = Object.fromEntries(
+    Array.from({ length: GATEWAYS }, (_, g) => [`gateway-${g}`, merge(r.results.filter((_, i) => r.pools[i]!.gateway === g))]),
+  );
+  const summary = {
+    benchmark: 'GET /perps/book-stream fan-out over two gateways: engineTs -> client receipt',
+    command: `node --import tsx bench/cluster/fanout.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    node: process.version,
+    cpus: `${os.cpus()[0]?.model} x${os.cpus().length}`,
+    subscribers: r.n,
+    gateways: GATEWAYS,
+    clientProcesses: r.procs,
+    stream: r.path,
+    connectSeconds: r.connectSeconds,
+    orderActionsPerSecond: Math.round(r.drive.actions / r.drive.seconds),
+    orderActionFailures: r.drive.errors,
+    /** Expected: cancels of orders the taker filled first, market orders meeting an empty side. */
+    orderActionsRejected: r.drive.rejected,
+    updatesReceived: samples,
+    updatesPerSubscriberPerSecond: Number((samples / r.n / seconds).toFixed(2)),
+    deliveredMBPerSecond: Number((bytes / seconds / 1e6).toFixed(2)),
+    delayMs: merge(r.results),
+    delayMsByGateway: byGateway,
+    seqErrors,
+    connectionsClosed: closed,
+    /** CPU milliseconds per second of the measured window (1000 = one whole core; the machine has os.cpus().length). */
+    cpuMsPerSecond: r.cpuMsPerSecond,
+    gatewayRssMb: r.rss,
+    loadAverage: r.loadAvg,
+  };
+  console.log(JSON.stringify(summary, null, 2));
+  const cpu = r.cpuMsPerSecond;
+  console.log(
+    `\nSUMMARY fanout: ${r.n} subscribers over ${GATEWAYS} gateways (${r.procs} client processes), ` +
+      `${summary.orderActionsPerSecond} order actions/s, ${summary.updatesPerSubscriberPerSecond} updates/s each; ` +
+      `engineTs -> receipt p50 ${summary.delayMs.p50} ms, p99 ${summary.delayMs.p99} ms, max ${summary.delayMs.max} ms; ` +
+      `CPU ms/s gateway-0 ${cpu['gateway-0']}, gateway-1 ${cpu['gateway-1']}, core ${cpu['leader core']}; ` +
+      `seq errors ${seqErrors}, dropped ${closed}; load average ${r.loadAvg}`,
+  );
+  if (args.json !== undefined) writeFileSync(args.json, JSON.stringify(summary, null, 2) + '\n');
+  if (seqErrors > 0 || closed > 0 || samples === 0) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
