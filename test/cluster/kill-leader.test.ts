@@ -28,7 +28,9 @@ const ENV = { RATE_LIMIT_ACCOUNT: '1000000000' };
 let cluster: Cluster;
 
 before(async () => {
+  const started = performance.now();
   cluster = await Cluster.start({ cores: 2, gateways: 2, env: ENV });
+  console.log(`kill-leader: cluster started in ${Math.round(performance.now() - started)} ms`);
 });
 
 after(async () => {

@@ -92,12 +92,8 @@ export class Cluster {
    * the cores it restarted.
    */
   async restartExitedCores(): Promise<ServiceProcess[]> {
-    const restarted: ServiceProcess[] = [];
-    for (const core of this.cores) {
-      if (!exited(core)) continue;
-      await core.start();
-      restarted.push(core);
-    }
+    const restarted = this.cores.filter(exited);
+    await Promise.all(restarted.map((core) => core.start()));
     return restarted;
   }
 
