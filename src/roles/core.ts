@@ -16,6 +16,7 @@ import { CommandBusServer, type BusReply } from '../adapters/nats/command-bus.ts
 import { PgCommandLog } from '../adapters/postgres/command-log.ts';
 import { migratePostgres } from '../adapters/postgres/database.ts';
 import { LeaderLease } from '../adapters/postgres/leader-lease.ts';
+import { restoreAtStart } from '../adapters/postgres/snapshot-store.ts';
 import { preparePrivateDataDir } from '../adapters/store/data-dir.ts';
 import { adminHttpFunder } from '../agents/funding.ts';
 import { MarketMaker } from '../agents/market-maker.ts';
@@ -59,6 +60,8 @@ const MAKER_RETRY_MS = 2_000;
 
 /** How long the leader remembers the ids it answered (a gateway retries for ~6 s at most). */
 const ANSWERED_ID_TTL_MS = 60_000;
+/** The command ids a core remembers from the log (LogFollower's window), a snapshot's included. */
+const REMEMBERED_IDS = 100_000;
 
 export async function startCoreRole(settings: Settings, options: CoreRoleOptions): Promise<CoreRole> {
   const servers = settings.distributed;
@@ -68,15 +71,23 @@ export async function startCoreRole(settings: Settings, options: CoreRoleOptions
   await migratePostgres(servers.databaseUrl);
   const holder = `${hostname()}:${process.pid}`;
   const exchange = new Exchange(coreConfig(coreSettings(settings)));
-  const followLog = PgCommandLog.follow(servers.databaseUrl);
-  const follower = new LogFollower(exchange, followLog, { pageSize: 2_000, pollMs: 500, onFatal: options.onFatal });
   const started = performance.now();
+  // The newest snapshot, then only the log after it (docs/architecture.md "Distributed mode: snapshots").
+  const { restored, commandIds } = await restoreAtStart(servers.databaseUrl, exchange, {
+    commandIds: REMEMBERED_IDS, report: (message) => options.log.error(message),
+  });
+  const snapshotSeq = restored?.seq ?? null;
+  const followLog = PgCommandLog.follow(servers.databaseUrl);
+  const follower = new LogFollower(exchange, followLog, { pageSize: 2_000, pollMs: 500, onFatal: options.onFatal }, restored ?? undefined, REMEMBERED_IDS);
   await follower.start();
-  options.log.info('core replica caught up with the command log; standing by', { seq: follower.appliedSeq, ms: Math.round(performance.now() - started) });
+  const replayed = follower.appliedSeq - (snapshotSeq ?? 0);
+  options.log.info('core replica caught up with the command log; standing by', { seq: follower.appliedSeq, snapshotSeq, replayed, ms: Math.round(performance.now() - started) });
   const nats = await connectNats(servers.natsUrl, `exchange-core ${holder}`, { waitForServer: true });
   const lease = new LeaderLease(servers.databaseUrl);
-  const leader = new Leadership(settings, options, exchange, follower, nats);
-  const health = await healthServer(settings, () => ({ role: 'core', leading: leader.epoch !== null, epoch: leader.epoch, appliedSeq: leader.appliedSeq(), holder }));
+  const leader = new Leadership(settings, options, exchange, follower, nats, commandIds);
+  const health = await healthServer(settings, () => ({
+    role: 'core', leading: leader.epoch !== null, epoch: leader.epoch, appliedSeq: leader.appliedSeq(), holder, start: { snapshotSeq, replayed },
+  }));
   const stopWaiting = new AbortController();
   lease.onLost((error) => {
     if (leader.epoch !== null) options.onFatal(new Error(`the leader lease was lost: ${error.message}`, { cause: error }));
@@ -118,6 +129,8 @@ class Leadership {
     private readonly exchange: Exchange,
     private readonly follower: LogFollower,
     private readonly nats: NatsConnection,
+    /** The ids of the log's last records before the snapshot this core started from (the follower saw none of them). */
+    private readonly idsBeforeSnapshot: Map<string, number>,
   ) {}
 
   appliedSeq(): number {
@@ -150,7 +163,7 @@ class Leadership {
 
   /** One command from a gateway: applied once per id (the log's and this leader's memory of ids). */
   private async handle(commandId: string, command: Command): Promise<BusReply> {
-    const logged = this.follower.seqOf(commandId);
+    const logged = this.follower.seqOf(commandId) ?? this.idsBeforeSnapshot.get(commandId);
     if (logged !== undefined) return { ok: true, seq: logged };
     const known = this.answered.get(commandId);
     if (known !== undefined) return known.reply;
