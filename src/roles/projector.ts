@@ -5,10 +5,14 @@
  * in seq order, to the PostgreSQL projector, which writes a batch and moves the watermark in one
  * transaction: each seq is projected once, even with two projectors running or a kill -9 between
  * batches (the replica restarts from the log, and only seqs past the watermark are written).
+ * It also writes the core snapshots every role starts from, at the watermark, from a worker
+ * thread of its own (adapters/postgres/snapshotter.ts).
  */
 import { PgCommandLog } from '../adapters/postgres/command-log.ts';
 import { migratePostgres, postgresPool } from '../adapters/postgres/database.ts';
 import { HistoryOutOfOrder, PgHistoryProjector, type ProjectedCommand } from '../adapters/postgres/history/index.ts';
+import { restoreAtStart } from '../adapters/postgres/snapshot-store.ts';
+import { PgSnapshotter } from '../adapters/postgres/snapshotter.ts';
 import { coreConfig, coreSettings } from '../config/core.ts';
 import type { Settings } from '../config/env.ts';
 import { Exchange } from '../core/exchange.ts';
@@ -40,17 +44,34 @@ export async function startProjectorRole(settings: Settings, options: ProjectorR
   const pool = postgresPool(servers.databaseUrl, 4);
   const projector = new PgHistoryProjector(pool);
   const exchange = new Exchange(coreConfig(coreSettings(settings)));
+  const watermark = await projector.projectedSeq();
+  // Only a snapshot at or below the watermark: every seq past it must go through this replica to be
+  // projected (docs/architecture.md "Distributed mode: snapshots"). This role writes its snapshots
+  // at the watermark, so the newest one normally qualifies.
+  const { restored } = await restoreAtStart(servers.databaseUrl, exchange, { maxSeq: watermark, report: (message) => options.log.error(message) });
+  const snapshotSeq = restored?.seq ?? null;
   const log = PgCommandLog.follow(servers.databaseUrl);
-  const follower = new LogFollower(exchange, log, { pageSize: BATCH, pollMs: 500, onFatal: options.onFatal });
-  const writer = new HistoryWriter(projector, await projector.projectedSeq(), options);
+  const follower = new LogFollower(exchange, log, { pageSize: BATCH, pollMs: 500, onFatal: options.onFatal }, restored ?? undefined);
+  const writer = new HistoryWriter(projector, watermark, options);
   follower.subscribe((events) => writer.add({ seq: follower.appliedSeq, ts: exchange.now(), events }));
   await follower.start();
-  const health = await healthServer(settings, () => ({ role: 'projector', appliedSeq: follower.appliedSeq, projectedSeq: writer.projected }));
-  options.log.info('history projector following the command log', { appliedSeq: follower.appliedSeq, projectedSeq: writer.projected });
+  const replayed = follower.appliedSeq - (snapshotSeq ?? 0);
+  const snapshotter = new PgSnapshotter({
+    databaseUrl: servers.databaseUrl, core: coreSettings(settings), keep: settings.snapshots.keep,
+    everyCommands: settings.snapshots.everyCommands, everyMs: settings.snapshots.everyMs,
+    target: () => writer.projected, newestSeq: snapshotSeq ?? 0,
+    log: (level, message, detail) => options.log[level](message, detail),
+  });
+  snapshotter.start();
+  const health = await healthServer(settings, () => ({
+    role: 'projector', appliedSeq: follower.appliedSeq, projectedSeq: writer.projected, snapshotSeq: snapshotter.newestSeq, start: { snapshotSeq, replayed },
+  }));
+  options.log.info('history projector following the command log', { appliedSeq: follower.appliedSeq, projectedSeq: writer.projected, snapshotSeq, replayed });
   return {
     address: health.address,
     projectedSeq: () => writer.projected,
     async close() {
+      await snapshotter.stop();
       await follower.stop();
       await writer.drain();
       await log.close();

@@ -43,8 +43,8 @@ export class PgSnapshotter {
     return this.lastSeq;
   }
 
+  /** Starts the schedule; the worker is spawned once there is something to follow. */
   start(): void {
-    this.spawn();
     this.timer = setInterval(() => this.check(), CHECK_MS);
     this.timer.unref();
   }
