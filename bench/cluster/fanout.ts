@@ -16,18 +16,25 @@
  * so the delay holds the PostgreSQL commit, the gateway's replica reading and applying the log, the
  * wait for the group's next interval, the fan-out and the client's own queueing.
  *
- * Run: node --import tsx bench/cluster/fanout.ts [--subscribers 10000 --procs 4 --duration 10 --warmup 3
- *        --rate 200 --interval 100 --depth 25 --json out.json]
+ * With --embedded, the same subscribers, driver and measures against the single process (ROLE=all,
+ * SQLite) instead, so both figures come from the same moment of a shared machine (bench/streams/
+ * book-stream.ts sets SSE_MAX_CONNECTIONS to N + 100, where the fair share refuses the last
+ * subscribers of one address).
+ *
+ * Run: node --import tsx bench/cluster/fanout.ts [--embedded --subscribers 10000 --procs 4 --duration 10
+ *        --warmup 3 --rate 200 --interval 100 --depth 25 --json out.json]
  * Exits 1 if subscribers fail to connect, a connection is dropped, or an eventSeq skips.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Cluster } from '../../test/support/cluster.ts';
-import { admin, call, fund, signIn, type Trader } from '../../test/support/harness.ts';
-import { clusterProcesses, cpuSnapshot, loadAverage, quantileMs, sleep, watchMachine, watchNode } from './processes.ts';
+import { admin, call, freePort, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { startService } from '../shared/child-service.ts';
+import { clusterProcesses, cpuSnapshot, loadAverage, MACHINE, quantileMs, sleep, watchMachine, watchNode, type WatchedProcess } from './processes.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,11 +45,14 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '200' },
     interval: { type: 'string', default: '100' },
     depth: { type: 'string', default: '25' },
+    embedded: { type: 'boolean', default: false },
     json: { type: 'string' },
   },
 });
 
-const GATEWAYS = 2;
+/** --embedded: the single process (ROLE=all) under the same subscribers and driver, for comparison. */
+const EMBEDDED = args.embedded === true;
+const GATEWAYS = EMBEDDED ? 1 : 2;
 const CLIENTS_SCRIPT = fileURLToPath(new URL('../streams/book-stream.ts', import.meta.url));
 
 interface ClientResult {
@@ -148,37 +158,72 @@ function rssMb(pid: number): number {
   return m === null ? NaN : Math.round(Number(m[1]) / 1024);
 }
 
+interface Deployment {
+  /** The gateways' URLs (the embedded service: its one URL). */
+  readonly urls: readonly string[];
+  watched(): Promise<WatchedProcess[]>;
+  /** Resident memory of each gateway (or the service), MB. */
+  rss(): Record<string, number>;
+  stop(): Promise<void>;
+}
+
+/** The settings of every process: push feed, limits lifted, stream caps above `perGateway` subscribers. */
+function streamEnv(perGateway: number): Record<string, string> {
+  const big = '1000000000';
+  return {
+    FEED: 'push',
+    INDEX_MAX_AGE_MS: '3600000',
+    RATE_LIMIT_ANONYMOUS: big,
+    RATE_LIMIT_ACCOUNT: big,
+    RATE_LIMIT_ORDERS: big,
+    // Twice the share: past 80 % of the cap the fair share (gateway/streams/admission.ts) refuses
+    // an address holding many streams, and every subscriber here comes from 127.0.0.1.
+    SSE_MAX_CONNECTIONS: String(2 * perGateway + 100),
+    SSE_MAX_PER_IP: String(perGateway + 100),
+    CHAIN_BLOCK_MS: '250',
+  };
+}
+
+async function startCluster(perGateway: number): Promise<Deployment> {
+  const cluster = await Cluster.start({ cores: 1, gateways: GATEWAYS, env: streamEnv(perGateway) });
+  return {
+    urls: cluster.gateways.map((g) => g.url),
+    watched: () => clusterProcesses(cluster),
+    rss: () => Object.fromEntries(cluster.gateways.map((g, i) => [`gateway-${i}`, rssMb(g.child!.pid!)])),
+    stop: () => cluster.stop(),
+  };
+}
+
+async function startEmbedded(subscribers: number): Promise<Deployment> {
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'exchange-bench-fanout-'));
+  const port = await freePort();
+  const service = await startService(dataDir, port, streamEnv(subscribers));
+  return {
+    urls: [`http://127.0.0.1:${port}`],
+    watched: async () => [watchNode('gateway-0', service.pid!)],
+    rss: () => ({ 'gateway-0': rssMb(service.pid!) }),
+    stop: async () => {
+      service.kill('SIGTERM');
+      await sleep(500);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const n = Number(args.subscribers);
   const procs = Math.max(GATEWAYS, Number(args.procs));
-  const perGateway = Math.ceil(n / GATEWAYS);
   const path = `/perps/book-stream?marketId=BTC-PERP&depth=${args.depth}&intervalMs=${args.interval}`;
-  const big = '1000000000';
   const at = () => `[${process.uptime().toFixed(1)} s]`;
-  console.error(`${at()} load average at start: ${loadAverage()}; starting PostgreSQL, NATS, a leader core, the projector, ${GATEWAYS} gateways`);
-  const cluster = await Cluster.start({
-    cores: 1,
-    gateways: GATEWAYS,
-    env: {
-      FEED: 'push',
-      INDEX_MAX_AGE_MS: '3600000',
-      RATE_LIMIT_ANONYMOUS: big,
-      RATE_LIMIT_ACCOUNT: big,
-      RATE_LIMIT_ORDERS: big,
-      // Twice the share: past 80 % of the cap the fair share (gateway/streams/admission.ts) refuses
-      // an address holding many streams, and every subscriber here comes from 127.0.0.1.
-      SSE_MAX_CONNECTIONS: String(2 * perGateway + 100),
-      SSE_MAX_PER_IP: String(perGateway + 100),
-      CHAIN_BLOCK_MS: '250',
-    },
-  });
+  console.error(`${at()} load average at start: ${loadAverage()}; starting ${EMBEDDED ? 'the embedded service' : `PostgreSQL, NATS, a leader core, the projector, ${GATEWAYS} gateways`}`);
+  const deployment = EMBEDDED ? await startEmbedded(n) : await startCluster(Math.ceil(n / GATEWAYS));
   const pools: Pool[] = [];
   try {
-    const urls = cluster.gateways.map((g) => g.url);
+    const urls = deployment.urls;
     const index = await call(urls[0]!, '/admin/index', { body: { underlying: 'BTC', price: '100000' }, headers: admin });
     if (index.status !== 200) throw new Error(`index: ${JSON.stringify(index.body)}`);
     const [maker, taker] = await Promise.all([trader(urls[0]!), trader(urls[0]!)]);
-    console.error(`${at()} deployment up, traders funded; opening ${n} subscribers over ${GATEWAYS} gateways in ${procs} client processes`);
+    console.error(`${at()} deployment up, traders funded; opening ${n} subscribers over ${GATEWAYS} gateway(s) in ${procs} client processes`);
 
     const openedAt = Date.now();
     for (let i = 0; i < procs; i++) {
@@ -192,7 +237,7 @@ async function main(): Promise<void> {
 
     console.error(`${at()} ${n} subscribers connected in ${connectSeconds} s; driving orders through gateway-0`);
     const watched = [
-      ...(await clusterProcesses(cluster)),
+      ...(await deployment.watched()),
       ...pools.map((p, i) => watchNode(`subscribers ${i} (gateway-${p.gateway})`, p.child.pid!)),
       watchNode('order driver (this process)', process.pid),
       watchMachine(),
@@ -209,11 +254,10 @@ async function main(): Promise<void> {
     const loadAvg = loadAverage();
     const drive = driver.stop();
     const cpuMsPerSecond = Object.fromEntries(watched.map((w) => [w.name, +(((after.get(w.name)! - before.get(w.name)!) * 1000) / seconds).toFixed(1)]));
-    const rss = Object.fromEntries(cluster.gateways.map((g, i) => [`gateway-${i}`, rssMb(g.child!.pid!)]));
-    report({ n, procs, path, connectSeconds, results, pools, drive, cpuMsPerSecond, rss, loadAvg });
+    report({ n, procs, path, connectSeconds, results, pools, drive, cpuMsPerSecond, rss: deployment.rss(), loadAvg });
   } finally {
     for (const p of pools) p.child.kill('SIGKILL');
-    await cluster.stop();
+    await deployment.stop();
   }
 }
 
@@ -243,7 +287,7 @@ function report(r: {
     Array.from({ length: GATEWAYS }, (_, g) => [`gateway-${g}`, merge(r.results.filter((_, i) => r.pools[i]!.gateway === g))]),
   );
   const summary = {
-    benchmark: 'GET /perps/book-stream fan-out over two gateways: engineTs -> client receipt',
+    benchmark: `GET /perps/book-stream fan-out ${EMBEDDED ? 'from the embedded service (ROLE=all)' : 'over two gateways'}: engineTs -> client receipt`,
     command: `node --import tsx bench/cluster/fanout.ts ${process.argv.slice(2).join(' ')}`.trim(),
     node: process.version,
     cpus: `${os.cpus()[0]?.model} x${os.cpus().length}`,
@@ -271,10 +315,10 @@ function report(r: {
   console.log(JSON.stringify(summary, null, 2));
   const cpu = r.cpuMsPerSecond;
   console.log(
-    `\nSUMMARY fanout: ${r.n} subscribers over ${GATEWAYS} gateways (${r.procs} client processes), ` +
+    `\nSUMMARY fanout${EMBEDDED ? ' (embedded)' : ''}: ${r.n} subscribers over ${GATEWAYS} gateway(s) (${r.procs} client processes), ` +
       `${summary.orderActionsPerSecond} order actions/s, ${summary.updatesPerSubscriberPerSecond} updates/s each; ` +
       `engineTs -> receipt p50 ${summary.delayMs.p50} ms, p99 ${summary.delayMs.p99} ms, max ${summary.delayMs.max} ms; ` +
-      `CPU ms/s gateway-0 ${cpu['gateway-0']}, gateway-1 ${cpu['gateway-1']}, core ${cpu['leader core']}; ` +
+      `CPU ms/s ${['gateway-0', 'gateway-1', 'leader core', MACHINE].filter((k) => cpu[k] !== undefined).map((k) => `${k} ${cpu[k]}`).join(', ')}; ` +
       `seq errors ${seqErrors}, dropped ${closed}; load average ${r.loadAvg}`,
   );
   if (args.json !== undefined) writeFileSync(args.json, JSON.stringify(summary, null, 2) + '\n');

@@ -29,6 +29,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { Cluster, health } from '../../test/support/cluster.ts';
 import { admin, call, freePort, fund, signIn, waitFor, type Trader } from '../../test/support/harness.ts';
 import { startService } from '../shared/child-service.ts';
@@ -172,6 +173,8 @@ interface PhaseResult {
   readonly orders: number;
   readonly ordersPerSecond: number;
   readonly commandsLogged: number;
+  /** Commands per group commit of the command log over the window (PostgreSQL only): what the per-commit costs are shared by. */
+  readonly commandsPerCommit: number | null;
   readonly placeMs: { p50: number; p99: number };
   readonly cancelMs: { p50: number; p99: number };
   readonly failures: Record<string, number>;
@@ -195,6 +198,8 @@ interface PhaseTarget {
   head(): Promise<number>;
   /** Resolves once every follower applied `seq`. */
   caughtUp(seq: number): Promise<void>;
+  /** How many group commits wrote the log's seqs in (from, to], where the log is PostgreSQL's. */
+  commits?(from: number, to: number): Promise<number>;
 }
 
 async function runPhase(t: PhaseTarget): Promise<PhaseResult> {
@@ -241,6 +246,7 @@ async function runPhase(t: PhaseTarget): Promise<PhaseResult> {
     netCpuUsPerOrder['gateways (sum)'] = sum(netCpuUsPerOrder);
     idleCpuMsPerSecond['gateways (sum)'] = sum(idleCpuMsPerSecond);
   }
+  const commits = t.commits === undefined ? null : await t.commits(seqBefore, seqAfter);
   return {
     phase: t.phase,
     gateways: t.gateways.length,
@@ -248,6 +254,7 @@ async function runPhase(t: PhaseTarget): Promise<PhaseResult> {
     orders: load.orders,
     ordersPerSecond: Math.round(load.orders / seconds),
     commandsLogged: seqAfter - seqBefore,
+    commandsPerCommit: commits === null || commits === 0 ? null : +((seqAfter - seqBefore) / commits).toFixed(2),
     placeMs: { p50: quantileMs(load.placeHist, BUCKET_MS, 0.5), p99: quantileMs(load.placeHist, BUCKET_MS, 0.99) },
     cancelMs: { p50: quantileMs(load.cancelHist, BUCKET_MS, 0.5), p99: quantileMs(load.cancelHist, BUCKET_MS, 0.99) },
     failures: load.failures,
@@ -302,6 +309,17 @@ function clusterTarget(cluster: Cluster, phase: string, traders: readonly Trader
         followers.push(seqOf(cluster.projector!.url, 'projectedSeq'));
         return (await Promise.all(followers)).every((s) => s >= seq);
       }, 60_000, 50),
+    // Each group commit is one transaction (docs/architecture.md), so its rows share an xmin.
+    commits: async (from, to) => {
+      const client = new pg.Client({ connectionString: cluster.postgres.url });
+      await client.connect();
+      try {
+        const r = await client.query<{ n: string }>('SELECT count(DISTINCT xmin::text) AS n FROM command_log WHERE seq > $1 AND seq <= $2', [from, to]);
+        return Number(r.rows[0]!.n);
+      } finally {
+        await client.end();
+      }
+    },
   };
 }
 
