@@ -10,7 +10,7 @@
  */
 import { PgCommandLog } from '../adapters/postgres/command-log.ts';
 import { migratePostgres, postgresPool } from '../adapters/postgres/database.ts';
-import { HistoryOutOfOrder, PgHistoryProjector, type ProjectedCommand } from '../adapters/postgres/history/index.ts';
+import { HistoryOutOfOrder, PgHistoryProjector, PgTradingHistory, type ProjectedCommand } from '../adapters/postgres/history/index.ts';
 import { restoreAtStart } from '../adapters/postgres/snapshot-store.ts';
 import { PgSnapshotter } from '../adapters/postgres/snapshotter.ts';
 import { coreConfig, coreSettings } from '../config/core.ts';
@@ -63,6 +63,7 @@ export async function startProjectorRole(settings: Settings, options: ProjectorR
     log: (level, message, detail) => options.log[level](message, detail),
   });
   snapshotter.start();
+  const stopPruning = pruneUnfilledOrders(new PgTradingHistory(pool), settings, () => (writer.projected > 0 ? exchange.now() : 0), options);
   const health = await healthServer(settings, () => ({
     role: 'projector', appliedSeq: follower.appliedSeq, projectedSeq: writer.projected, snapshotSeq: snapshotter.newestSeq, start: { snapshotSeq, replayed },
   }));
@@ -71,6 +72,7 @@ export async function startProjectorRole(settings: Settings, options: ProjectorR
     address: health.address,
     projectedSeq: () => writer.projected,
     async close() {
+      stopPruning();
       await snapshotter.stop();
       await follower.stop();
       await writer.drain();
@@ -80,6 +82,36 @@ export async function startProjectorRole(settings: Settings, options: ProjectorR
     },
   };
 }
+
+/**
+ * Orders that ended without a fill leave the history after their retention
+ * (HISTORY_UNFILLED_*_RETENTION_MS), counted in service time, a chunk at a time as the embedded
+ * journal worker does: the maker's replaced quotes would otherwise grow the database by about a
+ * gigabyte a day. A failed chunk is tried again later (the history is correct with the rows in it).
+ */
+function pruneUnfilledOrders(trading: PgTradingHistory, settings: Settings, now: () => number, options: ProjectorRoleOptions): () => void {
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  const run = async (): Promise<void> => {
+    let full = false;
+    try {
+      const at = now();
+      if (at > 0) full = (await trading.pruneUnfilled(at, settings.history, PRUNE_CHUNK)) >= PRUNE_CHUNK;
+    } catch (error) {
+      options.log.warn('history pruning failed; trying again later', { error: String(error) });
+    }
+    if (!stopped) timer = setTimeout(() => void run(), full ? 0 : PRUNE_EVERY_MS);
+  };
+  timer = setTimeout(() => void run(), PRUNE_EVERY_MS);
+  return () => {
+    stopped = true;
+    if (timer !== null) clearTimeout(timer);
+  };
+}
+
+/** Orders deleted per pruning chunk, and the pause between chunks when the last was not full. */
+const PRUNE_CHUNK = 512;
+const PRUNE_EVERY_MS = 1_000;
 
 /** Queues the replica's commands past the watermark and writes them in order, one batch at a time. */
 class HistoryWriter {

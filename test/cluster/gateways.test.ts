@@ -13,7 +13,8 @@ let a: string;
 let b: string;
 
 before(async () => {
-  cluster = await Cluster.start({ cores: 2, gateways: 2 });
+  // A short retention for orders that end unfilled: the projector prunes the history as the embedded worker does.
+  cluster = await Cluster.start({ cores: 2, gateways: 2, env: { HISTORY_UNFILLED_ORDER_RETENTION_MS: '1000' } });
   [a, b] = cluster.gateways.map((g) => g.url) as [string, string];
 });
 
@@ -53,4 +54,19 @@ test('a session, a deposit and an order made through one gateway are read back a
   const cancelled = await call(b, `/perps/orders/${placed.body.id}/cancel`, { method: 'POST', token: trader.token });
   assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
   assert.deepEqual((await call(a, '/perps/orders/open', { token: trader.token })).body, [], 'gateway A sees the cancel gateway B acknowledged');
+});
+
+test('the projector prunes an order that ended unfilled once its retention has passed', { timeout: 60_000 }, async () => {
+  const trader = await signIn(b);
+  await fund(b, trader, '1000', 20_000);
+  assert.equal((await call(a, '/wallet/transfer', { token: trader.token, body: { from: 'wallet', to: 'perps', amount: '1000' } })).status, 200);
+  const mark = Number((await call(a, '/perps/market-stats?marketId=BTC-PERP')).body.markPrice);
+  const placed = await call(a, '/perps/orders', {
+    token: trader.token,
+    body: { marketId: 'BTC-PERP', side: 'buy', type: 'limit', price: String(Math.floor(mark * 0.8)), quantity: '0.001' },
+  });
+  assert.equal(placed.status, 201, JSON.stringify(placed.body));
+  assert.equal((await call(b, `/perps/orders/${placed.body.id}/cancel`, { method: 'POST', token: trader.token })).status, 200);
+  assert.equal((await call(a, `/perps/orders/${placed.body.id}`, { token: trader.token })).status, 200, 'kept while its retention runs');
+  await waitFor(async () => (await call(b, `/perps/orders/${placed.body.id}`, { token: trader.token })).status === 404, 20_000, 250);
 });
