@@ -31,7 +31,7 @@ let load: ExchangeLoad;
 before(async () => {
   // No standby: these kills do not touch the core (kill-leader.test.ts and kill-servers.test.ts do).
   const started = performance.now();
-  cluster = await Cluster.start({ cores: 1, gateways: 2, env: ENV });
+  cluster = await Cluster.start({ cores: 1, gateways: 2, env: ENV, together: true });
   console.log(`kill-gateway-projector: cluster started in ${Math.round(performance.now() - started)} ms`);
   const gateways = cluster.gateways.map((g) => g.url);
   traders = await fundedTraders(gateways[0]!, TRADERS);

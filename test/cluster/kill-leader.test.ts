@@ -28,7 +28,7 @@ let cluster: Cluster;
 
 before(async () => {
   const started = performance.now();
-  cluster = await Cluster.start({ cores: 2, gateways: 2, env: ENV });
+  cluster = await Cluster.start({ cores: 2, gateways: 2, env: ENV, together: true });
   console.log(`kill-leader: cluster started in ${Math.round(performance.now() - started)} ms`);
 });
 

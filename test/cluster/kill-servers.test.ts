@@ -36,7 +36,7 @@ let load: ExchangeLoad;
 
 before(async () => {
   const started = performance.now();
-  cluster = await Cluster.start({ cores: 2, gateways: 2, env: ENV });
+  cluster = await Cluster.start({ cores: 2, gateways: 2, env: ENV, together: true });
   console.log(`kill-servers: cluster started in ${Math.round(performance.now() - started)} ms`);
   const gateways = cluster.gateways.map((g) => g.url);
   traders = await fundedTraders(gateways[0]!, TRADERS);

@@ -236,15 +236,20 @@ export class ExchangeLoad {
    * the replica's open orders): each acknowledged order is there under the id it was acknowledged
    * with, open or cancelled as its acknowledged cancel says; an order answered 503 or lost with
    * its gateway is there at most once; a refused one is not; no clientOrderId appears twice; and
-   * every gateway shows the same. Returns how many unknown placements had been applied.
+   * every gateway shows the same, as many orders as the log (`commands`) holds placements of the
+   * trader: nothing missing from the history, nothing twice. Returns how many unknown placements
+   * had been applied.
    */
-  async verifyOrders(gateways: readonly string[]): Promise<{ unknownApplied: number; unknownNot: number }> {
+  async verifyOrders(commands: readonly Command[], gateways: readonly string[]): Promise<{ unknownApplied: number; unknownNot: number }> {
+    const placements = new Map<string, number>();
+    for (const c of commands) if (c.type === 'perp.place') placements.set(c.account.toLowerCase(), (placements.get(c.account.toLowerCase()) ?? 0) + 1);
     let unknownApplied = 0;
     let unknownNot = 0;
     for (const [t, trader] of this.traders.entries()) {
       const views: string[] = [];
       for (const [g, gateway] of gateways.entries()) {
         const history = await allOrders(gateway, trader);
+        assert.equal(history.length, placements.get(trader.lower) ?? 0, `${gateway}: trader ${t}'s orders in the history, against the log's placements`);
         const open = await readOk(gateway, '/perps/orders/open', trader.token);
         const byClientId = new Map<string, { id: string; status: string }>();
         for (const o of history) {
@@ -406,7 +411,7 @@ export async function closingCheck(cluster: Cluster, load: ExchangeLoad): Promis
     }
 
     const transfers = await load.verifyTransfers(commands, gateways);
-    const orders = await load.verifyOrders(gateways);
+    const orders = await load.verifyOrders(commands, gateways);
     const queries = new ExchangeQueries(replay.exchange);
     for (const [t, trader] of load.traders.entries()) {
       const wallet = replay.exchange.walletBalances(trader.lower);
