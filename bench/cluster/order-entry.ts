@@ -345,7 +345,8 @@ async function clusterPhases(): Promise<PhaseResult[]> {
 
 function printPhase(r: PhaseResult): void {
   console.log(
-    `\n${r.phase}: ${r.ordersPerSecond} orders/s (${r.orders} in ${r.seconds} s; ${r.commandsLogged} commands logged), ` +
+    `\n${r.phase}: ${r.ordersPerSecond} orders/s (${r.orders} in ${r.seconds} s; ${r.commandsLogged} commands logged` +
+      (r.commandsPerCommit === null ? '' : `, ${r.commandsPerCommit} a group commit`) + '), ' +
       `place p50 ${r.placeMs.p50} ms p99 ${r.placeMs.p99} ms, cancel p50 ${r.cancelMs.p50} ms p99 ${r.cancelMs.p99} ms; ` +
       `load average ${r.loadAverage}, machine busy ${r.machineBusyMsPerSecond} of ${os.cpus().length * 1000} ms/s` + (Object.keys(r.failures).length > 0 ? `; failures ${JSON.stringify(r.failures)}` : ''),
   );
