@@ -57,6 +57,39 @@ export interface GatewayRole {
   close(): Promise<void>;
 }
 
+/**
+ * Sessions whose every check first reads the revocations recorded since the last read. A logout on
+ * one gateway is notified to the others at its commit, but the client's next request can reach
+ * another gateway before the notification does: the API suite through a balancer alternating
+ * gateways (npm run test:cluster-api, test/api/session.test.ts) saw a token it had just signed out
+ * accepted by the other gateway. Acknowledged is acknowledged everywhere, as for the core's state.
+ */
+class CurrentSessions extends Sessions {
+  revocationsRead: () => Promise<void> = async () => undefined;
+
+  override async verify(token: string): ReturnType<Sessions['verify']> {
+    await this.revocationsRead();
+    return super.verify(token);
+  }
+}
+
+/**
+ * `read` shared by every caller that arrives while it has not been sent yet: one in flight serves
+ * only those that came before it (a later caller may need what was committed after it began).
+ */
+function coalesced(read: () => Promise<void>): () => Promise<void> {
+  let inFlight: Promise<void> | null = null;
+  let next: Promise<void> | null = null;
+  return () => {
+    if (next !== null) return next;
+    if (inFlight === null) return (inFlight = read().finally(() => (inFlight = null)));
+    return (next = inFlight.catch(() => undefined).then(() => {
+      next = null;
+      return (inFlight = read().finally(() => (inFlight = null)));
+    }));
+  };
+}
+
 /** Routes that answer without waiting on the log (a supervisor's or a scraper's probe). */
 const PROBES = new Set(['/health', '/metrics']);
 
@@ -89,7 +122,8 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
   const door = new ReplicaDoor(follower, { send: (id, command) => bus.submit(id, command) }, () => log.head(), () => watermark.projectedSeq());
   const identity = await openGatewayIdentity(servers.databaseUrl, { windowMs: settings.rateLimit.windowMs });
   const secret = await identity.sessionSecret(settings.jwtSecret);
-  const sessions = new Sessions(identity.store, secret, settings.publicOrigin, Date.now, identity.changes);
+  const sessions = new CurrentSessions(identity.store, secret, settings.publicOrigin, Date.now, identity.changes);
+  sessions.revocationsRead = coalesced(() => identity.changes.poll());
   const apiKeys = new ApiKeys(identity.store, Date.now, identity.changes);
   const chain = new SimulatedChain({
     path: settings.simulatedChainFile ?? join(settings.dataDir, 'chain.sqlite'),
