@@ -32,6 +32,8 @@ export const HANG_MS = 20_000;
 const DEPOSIT = '20000';
 const INITIAL_PERPS = '10000';
 const MARKET = 'BTC-PERP';
+/** Acknowledged orders of each trader read back one by one (GET /perps/orders/:id) on each gateway. */
+const BY_ID_SAMPLE = 10;
 
 export type Outcome = 'acked' | 'refused' | 'unavailable' | 'unreachable';
 
@@ -273,6 +275,13 @@ export class ExchangeLoad {
             if (g === 0) unknownApplied++;
             assert.ok(['open', 'cancelled'].includes(found.status), `${where} is ${found.status}`);
           }
+        }
+        // And by id, as a client reconciles: a sample of each trader's acknowledged orders.
+        const acked = [...this.orders.values()].filter((o) => o.trader === t && o.place === 'acked');
+        for (const order of acked.sort(() => Math.random() - 0.5).slice(0, BY_ID_SAMPLE)) {
+          const one = await readOk(gateway, `/perps/orders/${order.id}`, trader.token);
+          assert.equal(one.clientOrderId, order.clientOrderId, `${gateway}: order ${order.id} found by id`);
+          assert.equal(one.status, byClientId.get(order.clientOrderId)!.status, `${gateway}: order ${order.id} read by id as listed`);
         }
         const openIds = (open as { id: string }[]).map((o) => o.id).sort();
         const openInHistory = history.filter((o) => o.status === 'open').map((o) => o.id).sort();
