@@ -175,6 +175,11 @@ interface PhaseResult {
   readonly commandsLogged: number;
   /** Commands per group commit of the command log over the window (PostgreSQL only): what the per-commit costs are shared by. */
   readonly commandsPerCommit: number | null;
+  /**
+   * PostgreSQL transactions per order, every client (log commits, followers' reads, history,
+   * identity, budgets). Backends report their counts about once a second, so within ±10 %.
+   */
+  readonly postgresTransactionsPerOrder: number | null;
   readonly placeMs: { p50: number; p99: number };
   readonly cancelMs: { p50: number; p99: number };
   readonly failures: Record<string, number>;
@@ -200,6 +205,8 @@ interface PhaseTarget {
   caughtUp(seq: number): Promise<void>;
   /** How many group commits wrote the log's seqs in (from, to], where the log is PostgreSQL's. */
   commits?(from: number, to: number): Promise<number>;
+  /** PostgreSQL's count of transactions so far, every database (pg_stat_database). */
+  transactions?(): Promise<number>;
 }
 
 async function runPhase(t: PhaseTarget): Promise<PhaseResult> {
@@ -215,6 +222,7 @@ async function runPhase(t: PhaseTarget): Promise<PhaseResult> {
   const load = new OrderLoad(t.gateways, t.traders, CLIENTS);
   await sleep(WARMUP_S * 1000);
   const seqBefore = await t.head();
+  const transactionsBefore = await t.transactions?.();
   const before = cpuSnapshot(watched);
   const startedAt = performance.now();
   load.measuring = true;
@@ -226,6 +234,7 @@ async function runPhase(t: PhaseTarget): Promise<PhaseResult> {
   const seqAfter = await t.head();
   await t.caughtUp(seqAfter);
   const after = cpuSnapshot(watched);
+  const transactionsAfter = await t.transactions?.();
   const windowSeconds = (performance.now() - startedAt) / 1000;
   const cpuUsPerOrder: Record<string, number> = {};
   const netCpuUsPerOrder: Record<string, number> = {};
@@ -255,6 +264,8 @@ async function runPhase(t: PhaseTarget): Promise<PhaseResult> {
     ordersPerSecond: Math.round(load.orders / seconds),
     commandsLogged: seqAfter - seqBefore,
     commandsPerCommit: commits === null || commits === 0 ? null : +((seqAfter - seqBefore) / commits).toFixed(2),
+    postgresTransactionsPerOrder:
+      transactionsBefore === undefined || transactionsAfter === undefined ? null : +((transactionsAfter - transactionsBefore) / load.orders).toFixed(1),
     placeMs: { p50: quantileMs(load.placeHist, BUCKET_MS, 0.5), p99: quantileMs(load.placeHist, BUCKET_MS, 0.99) },
     cancelMs: { p50: quantileMs(load.cancelHist, BUCKET_MS, 0.5), p99: quantileMs(load.cancelHist, BUCKET_MS, 0.99) },
     failures: load.failures,
@@ -310,17 +321,19 @@ function clusterTarget(cluster: Cluster, phase: string, traders: readonly Trader
         return (await Promise.all(followers)).every((s) => s >= seq);
       }, 60_000, 50),
     // Each group commit is one transaction (docs/architecture.md), so its rows share an xmin.
-    commits: async (from, to) => {
-      const client = new pg.Client({ connectionString: cluster.postgres.url });
-      await client.connect();
-      try {
-        const r = await client.query<{ n: string }>('SELECT count(DISTINCT xmin::text) AS n FROM command_log WHERE seq > $1 AND seq <= $2', [from, to]);
-        return Number(r.rows[0]!.n);
-      } finally {
-        await client.end();
-      }
-    },
+    commits: (from, to) => queryCount(cluster, 'SELECT count(DISTINCT xmin::text) AS n FROM command_log WHERE seq > $1 AND seq <= $2', [from, to]),
+    transactions: () => queryCount(cluster, 'SELECT sum(xact_commit + xact_rollback) AS n FROM pg_stat_database', []),
   };
+}
+
+async function queryCount(cluster: Cluster, sql: string, params: unknown[]): Promise<number> {
+  const client = new pg.Client({ connectionString: cluster.postgres.url });
+  await client.connect();
+  try {
+    return Number((await client.query<{ n: string }>(sql, params)).rows[0]!.n);
+  } finally {
+    await client.end();
+  }
 }
 
 async function clusterPhases(): Promise<PhaseResult[]> {
@@ -346,7 +359,8 @@ async function clusterPhases(): Promise<PhaseResult[]> {
 function printPhase(r: PhaseResult): void {
   console.log(
     `\n${r.phase}: ${r.ordersPerSecond} orders/s (${r.orders} in ${r.seconds} s; ${r.commandsLogged} commands logged` +
-      (r.commandsPerCommit === null ? '' : `, ${r.commandsPerCommit} a group commit`) + '), ' +
+      (r.commandsPerCommit === null ? '' : `, ${r.commandsPerCommit} a group commit`) +
+      (r.postgresTransactionsPerOrder === null ? '' : `, ${r.postgresTransactionsPerOrder} PostgreSQL transactions an order`) + '), ' +
       `place p50 ${r.placeMs.p50} ms p99 ${r.placeMs.p99} ms, cancel p50 ${r.cancelMs.p50} ms p99 ${r.cancelMs.p99} ms; ` +
       `load average ${r.loadAverage}, machine busy ${r.machineBusyMsPerSecond} of ${os.cpus().length * 1000} ms/s` + (Object.keys(r.failures).length > 0 ? `; failures ${JSON.stringify(r.failures)}` : ''),
   );
