@@ -73,6 +73,13 @@ export class LeaderLease {
       query_timeout: this.timeoutMs,
       keepAlive: true,
       keepAliveInitialDelayMillis: this.keepaliveMs,
+      // The server ends this session once it has sat idle longer than the lease's timeout. The
+      // keepalive queries it every second, so an idle session means its process hung (or its
+      // host vanished, which TCP notices only after hours), and ending the session frees the lock
+      // for a standby; the hung leader, if it wakes, finds its lease lost and its appends fenced.
+      // Without it a paused leader kept the lock and nobody led for as long as it was paused
+      // (test/cluster/kill-leader.test.ts, SIGSTOP of the leader).
+      options: `-c idle_session_timeout=${this.timeoutMs}`,
     });
     this.client = client;
     client.on('error', (error) => this.lose(error));
