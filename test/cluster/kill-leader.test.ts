@@ -12,12 +12,15 @@
  *     back through both gateways and from the command log; a 503'd one is decided there, once);
  *   - the closing check: the log replayed from PostgreSQL sums to zero, and every trader's
  *     balances agree between it, both gateways, the leader's applied seq and the history.
+ * Then the killed core is started again (the test stands in for its supervisor) and the leader is
+ * paused with SIGSTOP instead (a hung process, or a host gone silent): its lease session times out
+ * on the server, the standby leads, and the old leader, woken, fails stop; the same checks follow.
  * Timing bounds other than the 5 s takeover are generous: the machine is shared.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { closingCheck, ExchangeLoad, fundedTraders, markPrice } from '../support/cluster-load.ts';
-import { Cluster, health } from '../support/cluster.ts';
+import { Cluster, exited, health } from '../support/cluster.ts';
 import { waitFor } from '../support/harness.ts';
 
 const TRADERS = 10;
@@ -25,6 +28,7 @@ const TRADERS = 10;
 const ENV = { RATE_LIMIT_ACCOUNT: '1000000000' };
 
 let cluster: Cluster;
+let load: ExchangeLoad;
 
 before(async () => {
   const started = performance.now();
@@ -33,6 +37,7 @@ before(async () => {
 });
 
 after(async () => {
+  await load?.stop();
   await cluster?.stop();
 });
 
@@ -41,7 +46,7 @@ test('kill -9 of the leader under load: a standby leads within 5 s, nothing ackn
   const phase = (what: string) => console.log(`kill-leader: ${what} at ${Math.round(performance.now() - started)} ms`);
   const gateways = cluster.gateways.map((g) => g.url);
   const traders = await fundedTraders(gateways[0]!, TRADERS);
-  const load = new ExchangeLoad([...gateways], traders, await markPrice(gateways[0]!));
+  load = new ExchangeLoad([...gateways], traders, await markPrice(gateways[0]!));
   const first = (await cluster.awaitLeader(10_000)).core;
   const standby = cluster.cores.find((c) => c !== first)!;
   phase('traders funded');
@@ -71,5 +76,38 @@ test('kill -9 of the leader under load: a standby leads within 5 s, nothing ackn
     + `unknown transfers applied ${figures.unknownTransfersApplied} / not ${figures.unknownTransfersNot}`);
 
   phase('closing check done');
-  // The killed core coming back as a standby is core-failover.test.ts's; kill-servers.test.ts restarts cores too.
+});
+
+test('a hung leader (SIGSTOP) loses the lead to the standby; woken, it fails stop; nothing is applied twice', { timeout: 150_000 }, async () => {
+  // The core killed above, started again as its supervisor would: it stands by.
+  const standby = cluster.cores.find((c) => c.child === null)!;
+  await standby.start();
+  const hung = (await cluster.awaitLeader(10_000)).core;
+  assert.notEqual(hung, standby);
+  const acked = load.acks.length;
+  load.start(TRADERS);
+  try {
+    await waitFor(() => load.acks.length >= acked + 100, 30_000, 20);
+    const pausedAt = performance.now();
+    hung.child!.kill('SIGSTOP');
+    try {
+      await waitFor(async () => (await health(standby).catch(() => null))?.leading === true, 30_000, 20);
+    } finally {
+      hung.child!.kill('SIGCONT');
+    }
+    const takeoverMs = performance.now() - pausedAt;
+    console.log(`kill-leader: the standby leads ${Math.round(takeoverMs)} ms after the leader hung`);
+    // The lease's idle-session timeout (5 s) plus the standby's poll; generous for a loaded machine.
+    assert.ok(takeoverMs < 12_000, `a standby leads once the hung leader's session times out (${Math.round(takeoverMs)} ms)`);
+    await waitFor(() => exited(hung), 15_000, 20);
+    await load.carriesOn(20, 30_000);
+  } finally {
+    await load.stop();
+  }
+  console.log(`kill-leader (hung): ${load.summary()}`);
+  load.assertAnswered();
+  const figures = await closingCheck(cluster, load);
+  console.log(`kill-leader (hung): closing check at leader seq ${figures.leaderSeq}; `
+    + `unknown orders applied ${figures.unknownOrdersApplied} / not ${figures.unknownOrdersNot}, `
+    + `unknown transfers applied ${figures.unknownTransfersApplied} / not ${figures.unknownTransfersNot}`);
 });

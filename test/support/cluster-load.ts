@@ -23,7 +23,7 @@ import { PgHistoryProjector, PgWalletHistory } from '../../src/adapters/postgres
 import type { Command } from '../../src/core/commands.ts';
 import { formatDecimal, fx } from '../../src/core/money.ts';
 import { ExchangeQueries } from '../../src/core/queries.ts';
-import { Cluster, health } from './cluster.ts';
+import { Cluster, exited, health } from './cluster.ts';
 import { call, fund, signIn, waitFor, type Trader } from './harness.ts';
 
 /** A request unanswered this long hangs (the bus deadline is ~6 s; a history wait ~5 s). */
@@ -416,7 +416,7 @@ export async function closingCheck(cluster: Cluster, load: ExchangeLoad): Promis
     await replay.to(leaderSeq);
     for (const [asset, total] of replay.exchange.ledger.totalsByAsset()) assert.equal(total, 0n, `the ledger sums to zero in ${asset} at seq ${leaderSeq}`);
     for (const core of cluster.cores) {
-      if (core !== leader.core && core.child !== null) await waitFor(async () => ((await health(core)).appliedSeq ?? 0) >= leaderSeq, 20_000, 50);
+      if (core !== leader.core && core.child !== null && !exited(core)) await waitFor(async () => ((await health(core)).appliedSeq ?? 0) >= leaderSeq, 20_000, 50);
     }
 
     const transfers = await load.verifyTransfers(commands, gateways);
