@@ -56,6 +56,12 @@ export async function startService(
   dataDir?: string,
   options: { clock?: { now(): number }; logStream?: { write(line: string): void } } = {},
 ): Promise<TestService> {
+  if (process.env.EXCHANGE_TEST_TARGET === 'cluster') {
+    // The same test against the distributed mode (test/support/cluster-target.ts; imported here
+    // only when asked for: it imports this module).
+    const { startClusterService } = await import('./cluster-target.ts');
+    return startClusterService(env, dataDir, options);
+  }
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'exchange-test-'));
   const merged: Record<string, string> = { ...testServiceEnv(dir, 0), LOG_LEVEL: 'silent', ...env };
   // `ADMIN_TOKEN: ''` stands for "not set": the service then serves no /admin routes at all.
