@@ -87,6 +87,8 @@ async function restartGateway(): Promise<{ proc: ServiceProcess; start: StartFig
   });
   await proc.start();
   cluster.gateways.splice(0, cluster.gateways.length, proc);
+  // The line is written just after /health turns 200: wait until it has been read.
+  await waitFor(() => proc.output().includes('caught up with the command log'), 10_000, 20).catch(() => undefined);
   const output = proc.output();
   const line = output.split('\n').find((l) => l.includes('caught up with the command log'));
   assert.ok(line !== undefined, `the gateway logged its start:\n${proc.tail()}`);
