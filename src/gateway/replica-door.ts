@@ -17,6 +17,7 @@ import { reject, type Rejection } from '../core/errors.ts';
 import type { Outcome, ResultOf } from '../core/exchange.ts';
 import type { LogFollower } from '../runtime/log-follower.ts';
 import type { EventListener } from '../runtime/sequencer.ts';
+import { coalesced } from './coalesced.ts';
 import type { CommandDoor } from './command-door.ts';
 
 /** What the leader answered: durable at `seq`, or rejected (with a retry hint when no leader answered). */
@@ -36,8 +37,8 @@ export type HistoryWatermark = () => Promise<number>;
 
 export class ReplicaDoor implements CommandDoor {
   private commits = 0;
-  private headQuery: Promise<number> | null = null;
-  private nextHeadQuery: Promise<number> | null = null;
+  /** The log's head as of a moment after the call (one query in flight; later callers join the next). */
+  private readonly currentHead: () => Promise<number>;
   /** The history's watermark as last read, and the reads waiting for it to pass their seq. */
   private projected = 0;
   private historyWaiters: { target: number; deadline: number; resolve: () => void; reject: (e: Error) => void }[] = [];
@@ -46,11 +47,12 @@ export class ReplicaDoor implements CommandDoor {
   constructor(
     private readonly replica: LogFollower,
     private readonly sender: CommandSender,
-    private readonly readHead: HeadReader,
+    readHead: HeadReader,
     private readonly historyWatermark: HistoryWatermark,
     private readonly options: { readonly historyWaitMs: number; readonly historyPollMs: number } = { historyWaitMs: 5_000, historyPollMs: 5 },
   ) {
     replica.subscribe(() => this.commits++);
+    this.currentHead = coalesced(readHead);
   }
 
   submit<T extends CommandType>(command: CommandOf<T>): Promise<Outcome<ResultOf<T>>> {
@@ -132,25 +134,6 @@ export class ReplicaDoor implements CommandDoor {
 
   stats(): { commits: number; journalHead: number } {
     return { commits: this.commits, journalHead: this.replica.appliedSeq };
-  }
-
-  /**
-   * The log's head as of a moment after this call: joins the query not yet sent, or queues one to
-   * go out when the one in flight returns.
-   */
-  private currentHead(): Promise<number> {
-    if (this.nextHeadQuery !== null) return this.nextHeadQuery;
-    if (this.headQuery === null) {
-      this.headQuery = this.readHead().finally(() => (this.headQuery = null));
-      return this.headQuery;
-    }
-    const next = this.headQuery.catch(() => undefined).then(() => {
-      this.nextHeadQuery = null;
-      this.headQuery = this.readHead().finally(() => (this.headQuery = null));
-      return this.headQuery;
-    });
-    this.nextHeadQuery = next;
-    return next;
   }
 }
 

@@ -26,6 +26,7 @@ import { Exchange } from '../core/exchange.ts';
 import { ExchangeQueries } from '../core/queries.ts';
 import { mountApi } from '../gateway/api.ts';
 import { createApp, type TypedApp } from '../gateway/app.ts';
+import { coalesced } from '../gateway/coalesced.ts';
 import { ApiKeys } from '../gateway/auth/api-keys.ts';
 import { Sessions } from '../gateway/auth/sessions.ts';
 import { SiweVerifier } from '../gateway/auth/siwe.ts';
@@ -71,23 +72,6 @@ class CurrentSessions extends Sessions {
     await this.revocationsRead();
     return super.verify(token);
   }
-}
-
-/**
- * `read` shared by every caller that arrives while it has not been sent yet: one in flight serves
- * only those that came before it (a later caller may need what was committed after it began).
- */
-function coalesced(read: () => Promise<void>): () => Promise<void> {
-  let inFlight: Promise<void> | null = null;
-  let next: Promise<void> | null = null;
-  return () => {
-    if (next !== null) return next;
-    if (inFlight === null) return (inFlight = read().finally(() => (inFlight = null)));
-    return (next = inFlight.catch(() => undefined).then(() => {
-      next = null;
-      return (inFlight = read().finally(() => (inFlight = null)));
-    }));
-  };
 }
 
 /** Routes that answer without waiting on the log (a supervisor's or a scraper's probe). */
