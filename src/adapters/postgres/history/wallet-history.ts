@@ -7,10 +7,10 @@
  */
 import type pg from 'pg';
 import type { SettlementRecord } from '../../../core/events.ts';
-import { ledgerKey, systemAccount, type Ledger, type LedgerEntryType } from '../../../core/ledger/ledger.ts';
-import { formatDecimal } from '../../../core/money.ts';
+import type { Ledger, LedgerEntryType } from '../../../core/ledger/ledger.ts';
 import type { SettlementKind, SettlementStatus } from '../../../core/wallet/wallet.ts';
 import type { HistoryEntry, SettlementQuery, SystemMovement, WalletHistoryReads } from '../../../gateway/history-port.ts';
+import { replayDifferences } from '../../store/projections/balance-replay.ts';
 import { fixed, int } from './values.ts';
 
 interface SettlementRow {
@@ -88,21 +88,7 @@ export class PgWalletHistory implements WalletHistoryReads {
    */
   async replayDifferences(ledger: Ledger): Promise<string[]> {
     const { rows } = await this.pool.query<{ account_key: string; balance_after: string }>('SELECT account_key, balance_after FROM ledger_balances');
-    const replayed = new Map(ledger.entries());
-    const differences: string[] = [];
-    const recorded = new Set<string>();
-    for (const r of rows) {
-      recorded.add(r.account_key);
-      const shown = fixed(r.balance_after);
-      const balance = replayed.get(r.account_key) ?? 0n;
-      if (balance !== shown) differences.push(`${r.account_key} recorded ${formatDecimal(shown)}, replayed ${formatDecimal(balance)}`);
-    }
-    const insurance = ledgerKey(systemAccount('insurance', ''));
-    for (const [key, balance] of replayed) {
-      if (balance === 0n || recorded.has(key) || !(key.startsWith('u:') || key.startsWith(insurance))) continue;
-      differences.push(`${key} has no recorded line, replayed ${formatDecimal(balance)}`);
-    }
-    return differences;
+    return replayDifferences(new Map(rows.map((r) => [r.account_key, fixed(r.balance_after)])), ledger);
   }
 }
 

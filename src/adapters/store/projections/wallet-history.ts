@@ -5,13 +5,14 @@
  * strings, never as SQLite REALs.
  */
 import type { ExchangeEvent, SettlementRecord } from '../../../core/events.ts';
-import { ledgerKey, systemAccount, type Ledger, type LedgerEntryType } from '../../../core/ledger/ledger.ts';
+import { ledgerKey, type Ledger, type LedgerEntryType } from '../../../core/ledger/ledger.ts';
 import { formatDecimal } from '../../../core/money.ts';
 import type { SettlementKind, SettlementStatus } from '../../../core/wallet/wallet.ts';
 import type { HistoryEntry, SettlementQuery, SystemMovement, WalletHistoryReads } from '../../../gateway/history-port.ts';
 import type { Db } from '../database.ts';
 import type { Projector } from '../journal.ts';
 import { storedDecimal } from '../stored-decimal.ts';
+import { replayDifferences } from './balance-replay.ts';
 
 const MIGRATIONS = [
   {
@@ -119,21 +120,7 @@ export class WalletHistory implements Projector, WalletHistoryReads {
    */
   replayDifferences(ledger: Ledger): string[] {
     const rows = this.db.prepare('SELECT account_key, balance_after FROM ledger_balances').all() as { account_key: string; balance_after: string }[];
-    const replayed = new Map(ledger.entries());
-    const differences: string[] = [];
-    const recorded = new Set<string>();
-    for (const r of rows) {
-      recorded.add(r.account_key);
-      const shown = storedDecimal(r.balance_after);
-      const balance = replayed.get(r.account_key) ?? 0n;
-      if (balance !== shown) differences.push(`${r.account_key} recorded ${formatDecimal(shown)}, replayed ${formatDecimal(balance)}`);
-    }
-    const insurance = ledgerKey(systemAccount('insurance', ''));
-    for (const [key, balance] of replayed) {
-      if (balance === 0n || recorded.has(key) || !(key.startsWith('u:') || key.startsWith(insurance))) continue;
-      differences.push(`${key} has no recorded line, replayed ${formatDecimal(balance)}`);
-    }
-    return differences;
+    return replayDifferences(new Map(rows.map((r) => [r.account_key, storedDecimal(r.balance_after)])), ledger);
   }
 
   /**
