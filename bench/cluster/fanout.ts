@@ -27,15 +27,14 @@
  * measured: a shared machine drops a few connects now and then), a connection is dropped, or an
  * eventSeq skips.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Cluster } from '../../test/support/cluster.ts';
-import { admin, call, freePort, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { admin, call, freePort } from '../../test/support/harness.ts';
 import { startService } from '../shared/child-service.ts';
+import { collectSubscribers, fundedTrader, rssMb, startDriver, type ClientResult, type DriveSummary, type SubscriberPool, spawnSubscribers } from '../streams/book-load.ts';
 import { clusterProcesses, cpuSnapshot, loadAverage, MACHINE, quantileMs, sleep, watchMachine, watchNode, type WatchedProcess } from './processes.ts';
 
 const { values: args } = parseArgs({
@@ -55,109 +54,9 @@ const { values: args } = parseArgs({
 /** --embedded: the single process (ROLE=all) under the same subscribers and driver, for comparison. */
 const EMBEDDED = args.embedded === true;
 const GATEWAYS = EMBEDDED ? 1 : 2;
-const CLIENTS_SCRIPT = fileURLToPath(new URL('../streams/book-stream.ts', import.meta.url));
 
-interface ClientResult {
-  readonly hist: number[];
-  readonly samples: number;
-  readonly bytes: number;
-  readonly seqErrors: number;
-  readonly closed: number;
-}
-
-interface Pool {
+interface Pool extends SubscriberPool {
   readonly gateway: number;
-  readonly child: ChildProcess;
-  readonly ready: Promise<{ ready: number; failed: number }>;
-}
-
-/** A client process of bench/streams/book-stream.ts holding `count` subscribers on `url`. */
-function spawnClients(gateway: number, url: string, path: string, count: number): Pool {
-  const child = fork(CLIENTS_SCRIPT, [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_ROLE: 'clients', BENCH_URL: url, BENCH_COUNT: `${count}`, BENCH_PATH: path },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const ready = new Promise<{ ready: number; failed: number }>((resolve) => {
-    child.on('message', (m: { type: string; ready: number; failed: number }) => {
-      if (m.type === 'ready') resolve(m);
-    });
-  });
-  return { gateway, child, ready };
-}
-
-function collect(pool: Pool): Promise<ClientResult> {
-  return new Promise((resolve) => {
-    pool.child.on('message', (m: { type: string; result: ClientResult }) => {
-      if (m.type === 'result') resolve(m.result);
-    });
-    pool.child.send({ type: 'stop' });
-  });
-}
-
-async function trader(url: string): Promise<Trader> {
-  const t = await signIn(url);
-  await fund(url, t, '10000000', 60_000);
-  const r = await call(url, '/wallet/transfer', { token: t.token, body: { from: 'wallet', to: 'perps', amount: '10000000' } });
-  if (r.status !== 200) throw new Error(`transfer failed: ${JSON.stringify(r.body)}`);
-  return t;
-}
-
-/**
- * Places and cancels maker orders near the mid at `rate` per second; every 10th action trades (the
- * driver of bench/streams/book-stream.ts, so both benches move the book alike).
- */
-function startDriver(url: string, maker: Trader, taker: Trader, rate: number) {
-  const resting: string[] = [];
-  const rejected: Record<string, number> = {};
-  let actions = 0;
-  let errors = 0;
-  let inFlight = 0;
-  let stopped = false;
-  const post = async (t: Trader, path: string, body?: unknown) => {
-    const r = await call(url, path, { method: 'POST', token: t.token, body });
-    if (r.status >= 300) {
-      const key = `${r.status} ${(r.body as { error?: string }).error}`;
-      rejected[key] = (rejected[key] ?? 0) + 1;
-    }
-    return r.body as { id?: string };
-  };
-  const act = async (n: number) => {
-    if (n % 10 === 9) {
-      const side = n % 20 === 9 ? 'buy' : 'sell';
-      await post(taker, '/perps/orders', { marketId: 'BTC-PERP', side, quantity: '0.001', type: 'market' });
-    } else if (resting.length > 80 || (n % 3 === 2 && resting.length > 0)) {
-      const id = resting.splice(Math.floor(Math.random() * resting.length), 1)[0]!;
-      await post(maker, `/perps/orders/${id}/cancel`);
-    } else {
-      const buy = Math.random() < 0.5;
-      const offset = 1 + Math.floor(Math.random() * 40);
-      const price = (buy ? 100_000 - offset * 0.5 : 100_000 + offset * 0.5).toFixed(1);
-      const quantity = (0.001 * (1 + Math.floor(Math.random() * 5))).toFixed(3);
-      const placed = await post(maker, '/perps/orders', { marketId: 'BTC-PERP', side: buy ? 'buy' : 'sell', quantity, price, type: 'limit' });
-      if (placed.id !== undefined) resting.push(placed.id);
-    }
-  };
-  const started = Date.now();
-  const timer = setInterval(() => {
-    const due = Math.floor(((Date.now() - started) / 1000) * rate);
-    while (!stopped && actions < due && inFlight < 32) {
-      inFlight++;
-      void act(actions++).catch(() => errors++).finally(() => inFlight--);
-    }
-  }, 5);
-  return {
-    stop: () => {
-      stopped = true;
-      clearInterval(timer);
-      return { actions, errors, rejected, seconds: (Date.now() - started) / 1000 };
-    },
-  };
-}
-
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m === null ? NaN : Math.round(Number(m[1]) / 1024);
 }
 
 interface Deployment {
@@ -224,13 +123,13 @@ async function main(): Promise<void> {
     const urls = deployment.urls;
     const index = await call(urls[0]!, '/admin/index', { body: { underlying: 'BTC', price: '100000' }, headers: admin });
     if (index.status !== 200) throw new Error(`index: ${JSON.stringify(index.body)}`);
-    const [maker, taker] = await Promise.all([trader(urls[0]!), trader(urls[0]!)]);
+    const [maker, taker] = await Promise.all([fundedTrader(urls[0]!, 60_000), fundedTrader(urls[0]!, 60_000)]);
     console.error(`${at()} deployment up, traders funded; opening ${n} subscribers over ${GATEWAYS} gateway(s) in ${procs} client processes`);
 
     const openedAt = Date.now();
     for (let i = 0; i < procs; i++) {
       const count = Math.floor(n / procs) + (i < n % procs ? 1 : 0);
-      pools.push(spawnClients(i % GATEWAYS, urls[i % GATEWAYS]!, path, count));
+      pools.push({ gateway: i % GATEWAYS, ...spawnSubscribers(urls[i % GATEWAYS]!, path, count) });
     }
     const readiness = await Promise.all(pools.map((p) => p.ready));
     const connected = readiness.reduce((s, x) => s + x.ready, 0);
@@ -253,7 +152,7 @@ async function main(): Promise<void> {
     const startedAt = performance.now();
     for (const p of pools) p.child.send({ type: 'start' });
     await sleep(Number(args.duration) * 1000);
-    const results = await Promise.all(pools.map(collect));
+    const results = await Promise.all(pools.map(collectSubscribers));
     const after = cpuSnapshot(watched);
     const seconds = (performance.now() - startedAt) / 1000;
     const loadAvg = loadAverage();
@@ -274,7 +173,7 @@ function report(r: {
   connectSeconds: number;
   results: ClientResult[];
   pools: Pool[];
-  drive: { actions: number; errors: number; rejected: Record<string, number>; seconds: number };
+  drive: DriveSummary;
   cpuMsPerSecond: Record<string, number>;
   rss: Record<string, number>;
   loadAvg: string;

@@ -19,15 +19,15 @@
  *   options: --duration 10 --warmup 3 --rate 200 --interval 100 --depth 25 --procs <auto> --json out.json
  * Not a test: exits 1 if subscribers fail to connect, a connection is dropped, or eventSeq skips.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { admin, call, freePort, fund, signIn, type Trader } from '../../test/support/harness.ts';
+import { admin, call, freePort } from '../../test/support/harness.ts';
 import { startService } from '../shared/child-service.ts';
+import { collectSubscribers, fundedTrader, rssMb, startDriver, type ClientResult, type DriveSummary, type SubscriberPool, spawnSubscribers } from './book-load.ts';
 
 const HIST_MS = 30_000;
 
@@ -43,14 +43,6 @@ const { values: args } = parseArgs({
     json: { type: 'string' },
   },
 });
-
-interface ClientResult {
-  readonly hist: number[];
-  readonly samples: number;
-  readonly bytes: number;
-  readonly seqErrors: number;
-  readonly closed: number;
-}
 
 // ---- client processes: hold subscribers, parse frames, keep a delay histogram ----
 
@@ -160,65 +152,6 @@ function startStreamService(dataDir: string, port: number, subscribers: number):
   });
 }
 
-async function trader(url: string): Promise<Trader> {
-  const t = await signIn(url);
-  await fund(url, t, '10000000', 15_000);
-  const body = { from: 'wallet', to: 'perps', amount: '10000000' };
-  const r = await call(url, '/wallet/transfer', { token: t.token, body });
-  if (r.status !== 200) throw new Error(`transfer failed: ${JSON.stringify(r.body)}`);
-  return t;
-}
-
-/** Places and cancels maker orders near the mid at `rate` per second; every 10th action trades. */
-function startDriver(url: string, maker: Trader, taker: Trader, rate: number) {
-  const resting: string[] = [];
-  const rejected: Record<string, number> = {};
-  let actions = 0;
-  let errors = 0;
-  let inFlight = 0;
-  let stopped = false;
-  const post = async (t: Trader, path: string, body?: unknown) => {
-    const r = await call(url, path, { method: 'POST', token: t.token, body });
-    if (r.status >= 300) {
-      const key = `${r.status} ${(r.body as { error?: string }).error}`;
-      rejected[key] = (rejected[key] ?? 0) + 1;
-    }
-    return r.body as { id?: string };
-  };
-  const act = async (n: number) => {
-    if (n % 10 === 9) {
-      const side = n % 20 === 9 ? 'buy' : 'sell';
-      await post(taker, '/perps/orders', { marketId: 'BTC-PERP', side, quantity: '0.001', type: 'market' });
-    } else if (resting.length > 80 || (n % 3 === 2 && resting.length > 0)) {
-      const id = resting.splice(Math.floor(Math.random() * resting.length), 1)[0]!;
-      await post(maker, `/perps/orders/${id}/cancel`);
-    } else {
-      const buy = Math.random() < 0.5;
-      const offset = 1 + Math.floor(Math.random() * 40);
-      const price = (buy ? 100_000 - offset * 0.5 : 100_000 + offset * 0.5).toFixed(1);
-      const quantity = (0.001 * (1 + Math.floor(Math.random() * 5))).toFixed(3);
-      const body = { marketId: 'BTC-PERP', side: buy ? 'buy' : 'sell', quantity, price, type: 'limit' };
-      const placed = await post(maker, '/perps/orders', body);
-      if (placed.id !== undefined) resting.push(placed.id);
-    }
-  };
-  const started = Date.now();
-  const timer = setInterval(() => {
-    const due = Math.floor(((Date.now() - started) / 1000) * rate);
-    while (!stopped && actions < due && inFlight < 32) {
-      inFlight++;
-      void act(actions++).catch(() => errors++).finally(() => inFlight--);
-    }
-  }, 5);
-  return {
-    stop: () => {
-      stopped = true;
-      clearInterval(timer);
-      return { actions, errors, rejected, seconds: (Date.now() - started) / 1000 };
-    },
-  };
-}
-
 function percentile(hist: readonly number[], total: number, p: number): number {
   const target = Math.ceil(total * p);
   let seen = 0;
@@ -229,39 +162,6 @@ function percentile(hist: readonly number[], total: number, p: number): number {
   return hist.length - 1;
 }
 
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m === null ? NaN : Math.round(Number(m[1]) / 1024);
-}
-
-interface Pool {
-  readonly child: ChildProcess;
-  readonly ready: Promise<{ ready: number; failed: number }>;
-}
-
-function spawnClients(url: string, path: string, count: number): Pool {
-  const child = fork(fileURLToPath(import.meta.url), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_ROLE: 'clients', BENCH_URL: url, BENCH_COUNT: `${count}`, BENCH_PATH: path },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const ready = new Promise<{ ready: number; failed: number }>((resolve) => {
-    child.on('message', (m: { type: string; ready: number; failed: number }) => {
-      if (m.type === 'ready') resolve(m);
-    });
-  });
-  return { child, ready };
-}
-
-function collect(pool: Pool): Promise<ClientResult> {
-  return new Promise((resolve) => {
-    pool.child.on('message', (m: { type: string; result: ClientResult }) => {
-      if (m.type === 'result') resolve(m.result);
-    });
-    pool.child.send({ type: 'stop' });
-  });
-}
-
 async function main(): Promise<void> {
   const n = Number(args.subscribers);
   const procs = Number(args.procs ?? Math.min(4, Math.max(1, Math.ceil(n / 2500))));
@@ -270,19 +170,19 @@ async function main(): Promise<void> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let service: ChildProcess | null = null;
-  const pools: Pool[] = [];
+  const pools: SubscriberPool[] = [];
   try {
     service = await startStreamService(dataDir, port, n);
     const index = { underlying: 'BTC', price: '100000' };
     const r = await call(url, '/admin/index', { body: index, headers: admin });
     if (r.status !== 200) throw new Error(`index: ${JSON.stringify(r.body)}`);
-    const [maker, taker] = await Promise.all([trader(url), trader(url)]);
+    const [maker, taker] = await Promise.all([fundedTrader(url, 15_000), fundedTrader(url, 15_000)]);
     const at = () => `[${process.uptime().toFixed(1)} s]`;
     console.error(`${at()} service up, traders funded; opening ${n} subscribers in ${procs} process(es)`);
 
     const openedAt = Date.now();
     for (let i = 0; i < procs; i++) {
-      pools.push(spawnClients(url, path, Math.floor(n / procs) + (i < n % procs ? 1 : 0)));
+      pools.push(spawnSubscribers(url, path, Math.floor(n / procs) + (i < n % procs ? 1 : 0)));
     }
     const readiness = await Promise.all(pools.map((p) => p.ready));
     const connected = readiness.reduce((s, x) => s + x.ready, 0);
@@ -296,7 +196,7 @@ async function main(): Promise<void> {
     for (const p of pools) p.child.send({ type: 'start' });
     await new Promise((res) => setTimeout(res, Number(args.duration) * 1000));
     const serverRss = rssMb(service.pid!);
-    const results = await Promise.all(pools.map(collect));
+    const results = await Promise.all(pools.map(collectSubscribers));
     const drive = driver.stop();
     report({ n, procs, path, connectSeconds, serverRss, results, drive });
   } finally {
@@ -314,7 +214,7 @@ function report(r: {
   connectSeconds: number;
   serverRss: number;
   results: ClientResult[];
-  drive: { actions: number; errors: number; rejected: Record<string, number>; seconds: number };
+  drive: DriveSummary;
 }): void {
   const hist = new Array<number>(HIST_MS + 1).fill(0);
   for (const res of r.results) res.hist.forEach((c, ms) => (hist[ms]! += c));
