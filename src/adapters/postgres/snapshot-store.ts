@@ -14,10 +14,8 @@
  */
 import pg from 'pg';
 import type { Exchange } from '../../core/exchange.ts';
-import { STATE_SCHEMA } from '../../core/snapshot/state-classes.ts';
-import { restoreState } from '../../core/snapshot/state-image.ts';
 import { decodeSnapshot, encodeSnapshot, SnapshotRefused, type SnapshotHeader } from '../store/snapshot-files.ts';
-import { LAYOUT_FINGERPRINT } from '../store/snapshot-store.ts';
+import { LAYOUT_FINGERPRINT, refusal, restoreChecked } from '../store/snapshot-store.ts';
 
 /** Where a restored core stands: the follower goes on from `seq` and `link` (runtime/log-follower.ts FollowFrom). */
 export interface RestoredSnapshot {
@@ -79,14 +77,10 @@ export class PgSnapshotStore {
       try {
         ({ header, image } = await this.readChecked(seq));
       } catch (error) {
-        this.report(error instanceof SnapshotRefused ? error.message : `snapshot at seq ${seq} unreadable: ${(error as Error).message}`);
+        this.report(refusal(seq, error));
         continue;
       }
-      try {
-        restoreState(exchange, image, STATE_SCHEMA);
-      } catch (error) {
-        throw new Error(`snapshot at seq ${seq} passed its checks but could not be restored (${(error as Error).message}); DELETE FROM core_snapshots WHERE seq = ${seq} to start from the one before it`, { cause: error });
-      }
+      restoreChecked(exchange, seq, image, `DELETE FROM core_snapshots WHERE seq = ${seq} to start from the one before it`);
       return { seq, link: header.link, ts: header.ts, stateHash: header.stateHash, ms: performance.now() - started };
     }
     return null;

@@ -42,21 +42,33 @@ export class SnapshotStore implements SnapshotSource {
       try {
         ({ header, image } = this.files.read(seq, LAYOUT_FINGERPRINT));
       } catch (error) {
-        this.report(error instanceof SnapshotRefused ? error.message : `snapshot at seq ${seq} unreadable: ${(error as Error).message}`);
+        this.report(refusal(seq, error));
         continue;
       }
-      try {
-        restoreState(exchange, image, STATE_SCHEMA);
-      } catch (error) {
-        // It passed its checksum and layout checks: the code cannot restore what it wrote. The core
-        // may be half-filled now, so recovery stops rather than replay on top of it.
-        throw new Error(`snapshot at seq ${seq} passed its checks but could not be restored (${(error as Error).message}); move ${this.files.dir} away to replay the whole journal`, { cause: error });
-      }
+      restoreChecked(exchange, seq, image, `move ${this.files.dir} away to replay the whole journal`);
       this.restored = { seq, ts: header.ts, link: header.link, stateHash: header.stateHash };
       return this.restored;
     }
     this.restored = null;
     return null;
+  }
+}
+
+/** Why snapshot `seq` is not used: its check's reason, or why it could not be read. */
+export function refusal(seq: number, error: unknown): string {
+  return error instanceof SnapshotRefused ? error.message : `snapshot at seq ${seq} unreadable: ${(error as Error).message}`;
+}
+
+/**
+ * Restores the `image` of snapshot `seq`, which passed its checks, into `exchange` (a fresh core).
+ * If the code cannot restore what it wrote, the core may be half-filled now, so the start stops
+ * rather than replay on top of it; `remedy` says how to start without that snapshot.
+ */
+export function restoreChecked(exchange: Exchange, seq: number, image: Uint8Array, remedy: string): void {
+  try {
+    restoreState(exchange, image, STATE_SCHEMA);
+  } catch (error) {
+    throw new Error(`snapshot at seq ${seq} passed its checks but could not be restored (${(error as Error).message}); ${remedy}`, { cause: error });
   }
 }
 
