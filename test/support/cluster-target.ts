@@ -19,8 +19,6 @@ import { RoundRobinBalancer } from './balancer.ts';
 import { Cluster } from './cluster.ts';
 import { testServiceEnv, waitFor, type TestService } from './harness.ts';
 
-export const CLUSTER_TARGET = process.env.EXCHANGE_TEST_TARGET === 'cluster';
-
 /** Settings that belong to one process (where it listens, its folder): never passed to the roles. */
 const PER_PROCESS = new Set(['PORT', 'HOST', 'DATA_DIR']);
 
