@@ -11,11 +11,10 @@
  * Requests (from snapshotter.ts): `{ kind: 'follow', target }` (no answer) and `{ kind: 'snapshot',
  * target }`, answered by one report. A failure drops the replica: the next request restores again.
  */
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { coreConfig } from '../../config/core.ts';
 import { Exchange } from '../../core/exchange.ts';
+import { lowerThreadPriority, type Replica } from '../store/background-thread.ts';
 import { stateImage } from '../store/snapshot-store.ts';
 import { PgCommandLog } from './command-log.ts';
 import { postgresPool } from './database.ts';
@@ -46,16 +45,8 @@ export type PgSnapshotReport =
   }
   | { readonly ok: false; readonly error: string };
 
-interface Replica {
-  readonly exchange: Exchange;
-  seq: number;
-  link: number;
-}
-
 /** Records read per query. */
 const PAGE = 2_000;
-/** The thread's nice value: background work, which the role's own thread comes before. */
-const NICE = 10;
 
 const data = workerData as PgSnapshotWorkerData;
 const config = coreConfig(data.core);
@@ -123,16 +114,7 @@ function takeRefused(): string[] {
   return taken;
 }
 
-/** Best effort, Linux only (a thread's nice value is its own there): the role's thread comes first. */
-function lowerPriority(): void {
-  try {
-    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), NICE);
-  } catch {
-    // elsewhere the thread keeps the process's priority
-  }
-}
-
-lowerPriority();
+lowerThreadPriority();
 // Requests are served one at a time, in order.
 let queue: Promise<void> = Promise.resolve();
 parentPort!.on('message', (request: PgSnapshotRequest) => {

@@ -8,8 +8,7 @@
  * (it must project every seq after the watermark). A failed snapshot is logged and tried again at
  * the next interval: the command log still holds everything.
  */
-import type { Worker } from 'node:worker_threads';
-import { spawnWorker } from '../worker-entry.ts';
+import { SnapshotThread } from '../store/snapshot-thread.ts';
 import type { PgSnapshotReport, PgSnapshotRequest, PgSnapshotWorkerData } from './pg-snapshot-worker.ts';
 
 export interface PgSnapshotterOptions extends PgSnapshotWorkerData {
@@ -27,8 +26,8 @@ const CHECK_MS = 1_000;
 
 export class PgSnapshotter {
   private timer: NodeJS.Timeout | null = null;
-  private worker: Worker | null = null;
-  private loaded: Promise<void> = Promise.resolve();
+  /** The worker, kept between snapshots with its replica of the core (pg-snapshot-worker.ts). */
+  private readonly thread: SnapshotThread<PgSnapshotReport>;
   private running: Promise<PgSnapshotReport> | null = null;
   private lastSeq: number;
   private lastAt = Date.now();
@@ -36,6 +35,8 @@ export class PgSnapshotter {
 
   constructor(private readonly options: PgSnapshotterOptions) {
     this.lastSeq = options.newestSeq;
+    const { databaseUrl, core, keep } = options;
+    this.thread = new SnapshotThread(new URL('./pg-snapshot-worker.ts', import.meta.url), { databaseUrl, core, keep } satisfies PgSnapshotWorkerData);
   }
 
   /** The seq of the newest snapshot written (or found at start). */
@@ -58,12 +59,7 @@ export class PgSnapshotter {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
-    const worker = this.worker;
-    this.worker = null;
-    if (worker === null) return;
-    // Never terminate a worker still loading its modules (adapters/store/snapshotter.ts says why).
-    await this.loaded;
-    await worker.terminate();
+    await this.thread.stop();
   }
 
   private check(): void {
@@ -75,55 +71,15 @@ export class PgSnapshotter {
   }
 
   private post(request: PgSnapshotRequest): void {
-    (this.worker ?? this.spawn()).postMessage(request);
+    this.thread.current().postMessage(request);
   }
 
   private run(): Promise<PgSnapshotReport> {
-    const worker = this.worker ?? this.spawn();
-    const done = this.loaded.then(() => new Promise<PgSnapshotReport>((resolve) => {
-      const fail = (error: string) => {
-        this.worker = null;
-        resolve({ ok: false, error });
-      };
-      const onError = (error: Error) => fail(error.stack ?? String(error));
-      const onExit = (code: number) => fail(`the snapshot worker exited (${code}) before reporting`);
-      const onMessage = (report: PgSnapshotReport | 'ready') => {
-        if (report === 'ready') return;
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-        worker.off('message', onMessage);
-        resolve(report);
-      };
-      worker.once('error', onError);
-      worker.once('exit', onExit);
-      worker.on('message', onMessage);
-      worker.postMessage({ kind: 'snapshot', target: this.options.target() } satisfies PgSnapshotRequest);
-    }));
-    this.running = done.then((report) => {
+    this.running = this.thread.ask(() => ({ kind: 'snapshot', target: this.options.target() }) satisfies PgSnapshotRequest).then((report) => {
       this.finish(report);
       return report;
     });
     return this.running;
-  }
-
-  private spawn(): Worker {
-    const { databaseUrl, core, keep } = this.options;
-    const worker = spawnWorker(new URL('./pg-snapshot-worker.ts', import.meta.url), { databaseUrl, core, keep } satisfies PgSnapshotWorkerData);
-    worker.unref();
-    this.loaded = new Promise<void>((resolve) => {
-      const onReady = (message: unknown) => {
-        if (message !== 'ready') return;
-        worker.off('message', onReady);
-        resolve();
-      };
-      worker.on('message', onReady);
-      worker.once('exit', () => resolve());
-    });
-    worker.on('exit', () => {
-      if (this.worker === worker) this.worker = null;
-    });
-    this.worker = worker;
-    return worker;
   }
 
   private finish(report: PgSnapshotReport): void {

@@ -13,13 +13,12 @@
  * the figures or `{ ok: false, error }`; a failure drops the replica, so the next request starts again
  * from the files. Kept between snapshots, the replica costs a second copy of the state in memory
  * and saves restoring it (and, from source, loading the modules) at every snapshot. The thread runs
- * at a lower priority (`lowerPriority`): it is background work, and the order path comes first.
+ * at a lower priority (`lowerThreadPriority`): it is background work, and the order path comes first.
  */
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { coreConfig } from '../../config/core.ts';
 import { Exchange } from '../../core/exchange.ts';
+import { lowerThreadPriority, type Replica } from './background-thread.ts';
 import { openDatabase } from './database.ts';
 import { Journal } from './journal.ts';
 import { historyProjectors } from './projections/index.ts';
@@ -58,17 +57,8 @@ export type SnapshotWorkerReport =
   }
   | { readonly ok: false; readonly error: string };
 
-/** The worker's own core: the state at `seq`, kept between snapshots (null: restore from the files first). */
-interface Replica {
-  readonly exchange: Exchange;
-  seq: number;
-  link: number;
-}
-
 /** How often the replica follows the journal between snapshots. */
 const FOLLOW_MS = 1_000;
-/** The thread's nice value: background work, which the order path's threads come before. */
-const NICE = 10;
 
 const data = workerData as SnapshotWorkerData;
 const db = openDatabase(data.dbPath);
@@ -125,18 +115,6 @@ function followJournal(): void {
   }
 }
 
-/**
- * Best effort, Linux only: the snapshot thread runs at a lower priority than the event loop and the
- * journal worker (a thread's nice value is its own there), so its replay does not slow order entry.
- */
-function lowerPriority(): void {
-  try {
-    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), NICE);
-  } catch {
-    // elsewhere the thread keeps the process's priority
-  }
-}
-
 function snapshot(): SnapshotWorkerReport {
   const refused: string[] = [];
   const store = new SnapshotStore(data.dataDir, (m) => refused.push(m));
@@ -170,7 +148,7 @@ function snapshot(): SnapshotWorkerReport {
   };
 }
 
-lowerPriority();
+lowerThreadPriority();
 setInterval(followJournal, FOLLOW_MS);
 
 // One snapshot per request, in order; a failure drops the replica (the next request restores from the files).

@@ -6,9 +6,8 @@
  * the worker's thread. A failed
  * snapshot is logged and tried again at the next interval: the journal still holds everything.
  */
-import type { Worker } from 'node:worker_threads';
-import { spawnWorker } from '../worker-entry.ts';
 import { SnapshotFiles } from './snapshot-files.ts';
+import { SnapshotThread } from './snapshot-thread.ts';
 import type { SnapshotWorkerData, SnapshotWorkerReport } from './snapshot-worker.ts';
 
 export interface SnapshotterOptions {
@@ -29,9 +28,8 @@ const CHECK_MS = 1_000;
 
 export class Snapshotter {
   private timer: NodeJS.Timeout | null = null;
-  private worker: Worker | null = null;
-  /** Per worker, resolved once it has loaded its modules (or exited): it is never terminated before. */
-  private readonly loaded = new WeakMap<Worker, Promise<void>>();
+  /** The worker, kept between snapshots with its replica of the core (snapshot-worker.ts). */
+  private readonly thread: SnapshotThread<SnapshotWorkerReport>;
   private running: Promise<SnapshotWorkerReport> | null = null;
   private lastSeq: number;
   private lastAt = Date.now();
@@ -39,6 +37,11 @@ export class Snapshotter {
 
   constructor(private readonly options: SnapshotterOptions) {
     this.lastSeq = new SnapshotFiles(options.dataDir).seqs()[0] ?? 0;
+    const o = options;
+    const data: SnapshotWorkerData = {
+      dbPath: o.dbPath, dataDir: o.dataDir, core: o.core, keep: o.keep, minCommands: 1, segmentRetentionMs: o.segmentRetentionMs,
+    };
+    this.thread = new SnapshotThread(new URL('./snapshot-worker.ts', import.meta.url), data);
   }
 
   /** The seq of the newest snapshot written (or found at start). */
@@ -48,7 +51,7 @@ export class Snapshotter {
 
   /** Starts the worker (its replica begins following the journal) and the schedule. */
   start(): void {
-    this.spawn();
+    this.thread.current();
     this.timer = setInterval(() => this.check(), CHECK_MS);
     this.timer.unref();
   }
@@ -63,13 +66,7 @@ export class Snapshotter {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
-    const worker = this.worker;
-    this.worker = null;
-    if (worker === null) return;
-    // Terminating a worker while it still evaluates its modules can abort the whole process in V8
-    // (a fatal "location_ != nullptr" check, nodejs/node#53238): wait until it is loaded.
-    await this.loaded.get(worker);
-    await worker.terminate();
+    await this.thread.stop();
   }
 
   private check(): void {
@@ -80,54 +77,11 @@ export class Snapshotter {
   }
 
   private run(): Promise<SnapshotWorkerReport> {
-    const worker = this.worker ?? this.spawn();
-    const done = this.loaded.get(worker)!.then(() => new Promise<SnapshotWorkerReport>((resolve) => {
-      const fail = (error: string) => {
-        this.worker = null; // a new worker (restoring from the files) serves the next snapshot
-        resolve({ ok: false, error });
-      };
-      const onError = (error: Error) => fail(error.stack ?? String(error));
-      const onExit = (code: number) => fail(`the snapshot worker exited (${code}) before reporting`);
-      worker.once('error', onError);
-      worker.once('exit', onExit);
-      worker.once('message', (report: SnapshotWorkerReport) => {
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-        resolve(report);
-      });
-      worker.postMessage('snapshot');
-    }));
-    this.running = done.then((report) => {
+    this.running = this.thread.ask(() => 'snapshot').then((report) => {
       this.finish(report);
       return report;
     });
     return this.running;
-  }
-
-  /** The worker, kept between snapshots with its replica of the core (snapshot-worker.ts). */
-  private spawn(): Worker {
-    const o = this.options;
-    const data: SnapshotWorkerData = {
-      dbPath: o.dbPath, dataDir: o.dataDir, core: o.core, keep: o.keep, minCommands: 1, segmentRetentionMs: o.segmentRetentionMs,
-    };
-    const worker = spawnWorker(new URL('./snapshot-worker.ts', import.meta.url), data);
-    worker.unref();
-    // The worker says 'ready' once its modules are loaded (or it exits first).
-    this.loaded.set(worker, new Promise<void>((resolve) => {
-      const onReady = (message: unknown) => {
-        if (message !== 'ready') return;
-        worker.off('message', onReady);
-        resolve();
-      };
-      worker.on('message', onReady);
-      worker.once('exit', () => resolve());
-    }));
-    // A worker that died between snapshots is replaced at the next one.
-    worker.on('exit', () => {
-      if (this.worker === worker) this.worker = null;
-    });
-    this.worker = worker;
-    return worker;
   }
 
   private finish(report: SnapshotWorkerReport): void {
