@@ -8,11 +8,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitFor } from './harness.ts';
+import { freePort } from './harness.ts';
+import { awaitServerReady } from './server-child.ts';
 
 export class NatsServer {
   private child: ChildProcess | null = null;
-  private output: string[] = [];
 
   private constructor(readonly dir: string, readonly port: number) {}
 
@@ -27,19 +27,9 @@ export class NatsServer {
   }
 
   async restart(): Promise<void> {
-    this.output = [];
     const child = spawn(natsServerBin(), ['-js', '-sd', this.dir, '-a', '127.0.0.1', '-p', String(this.port)], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
-    const keep = (chunk: Buffer) => this.output.push(chunk.toString());
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    let exited: number | null = null;
-    child.once('exit', (code) => (exited = code ?? -1));
-    child.once('error', (error) => this.output.push(String(error)));
-    await waitFor(async () => {
-      if (exited !== null) throw new Error(`nats-server exited with ${exited}: ${this.output.join('').slice(-2000)}`);
-      return this.output.join('').includes('Server is ready') && (await listening(this.port));
-    }, 15_000, 20);
+    await awaitServerReady('nats-server', child, async (output) => output.includes('Server is ready') && (await listening(this.port)), 15_000, 20);
   }
 
   pid(): number | null {

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort, waitFor } from './harness.ts';
+import { awaitServerReady } from './server-child.ts';
 
 /** The folder holding initdb and postgres: on PATH, else Debian's newest /usr/lib/postgresql/N/bin. */
 export function postgresBinDir(): string {
@@ -36,7 +37,6 @@ function runAsOwner(bin: string, args: readonly string[]): ChildProcess {
 
 export class PostgresServer {
   private child: ChildProcess | null = null;
-  private output: string[] = [];
 
   private constructor(readonly dir: string, readonly port: number, private readonly bin: string) {}
 
@@ -60,19 +60,12 @@ export class PostgresServer {
 
   /** Starts the server on its folder (again, after a stop or a kill) and waits until it answers. */
   async restart(): Promise<void> {
-    this.output = [];
     const child = runAsOwner(join(this.bin, 'postgres'), [
       '-D', this.dir, '-p', String(this.port), '-k', this.dir, '-c', 'listen_addresses=127.0.0.1',
       '-c', 'max_connections=200', '-c', 'log_min_messages=warning',
     ]);
     this.child = child;
-    const keep = (chunk: Buffer) => this.output.push(chunk.toString());
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    let exited: number | null = null;
-    child.once('exit', (code) => (exited = code ?? -1));
-    await waitFor(async () => {
-      if (exited !== null) throw new Error(`postgres exited with ${exited}: ${this.output.join('').slice(-2000)}`);
+    await awaitServerReady('postgres', child, async () => {
       const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 1000 });
       try {
         await client.connect();
