@@ -34,7 +34,7 @@ import { parseArgs } from 'node:util';
 import { Cluster } from '../../test/support/cluster.ts';
 import { admin, call, freePort } from '../../test/support/harness.ts';
 import { startService } from '../shared/child-service.ts';
-import { collectSubscribers, fundedTrader, rssMb, startDriver, type ClientResult, type DriveSummary, type SubscriberPool, spawnSubscribers } from '../streams/book-load.ts';
+import { collectSubscribers, driveFigures, fundedTrader, resultTotals, rssMb, startDriver, type ClientResult, type DriveSummary, type SubscriberPool, spawnSubscribers } from '../streams/book-load.ts';
 import { clusterProcesses, cpuSnapshot, loadAverage, MACHINE, quantileMs, sleep, watchMachine, watchNode, type WatchedProcess } from './processes.ts';
 
 const { values: args } = parseArgs({
@@ -184,10 +184,7 @@ function report(r: {
     for (const res of of) res.hist.forEach((c, ms) => (hist[ms]! += c));
     return { p50: quantileMs(hist, 1, 0.5), p90: quantileMs(hist, 1, 0.9), p99: quantileMs(hist, 1, 0.99), max: quantileMs(hist, 1, 1) };
   };
-  const samples = r.results.reduce((s, x) => s + x.samples, 0);
-  const seqErrors = r.results.reduce((s, x) => s + x.seqErrors, 0);
-  const closed = r.results.reduce((s, x) => s + x.closed, 0);
-  const bytes = r.results.reduce((s, x) => s + x.bytes, 0);
+  const { samples, seqErrors, closed, bytes } = resultTotals(r.results);
   const byGateway = Object.fromEntries(
     Array.from({ length: GATEWAYS }, (_, g) => [`gateway-${g}`, merge(r.results.filter((_, i) => r.pools[i]!.gateway === g))]),
   );
@@ -202,10 +199,7 @@ function report(r: {
     clientProcesses: r.procs,
     stream: r.path,
     connectSeconds: r.connectSeconds,
-    orderActionsPerSecond: Math.round(r.drive.actions / r.drive.seconds),
-    orderActionFailures: r.drive.errors,
-    /** Expected: cancels of orders the taker filled first, market orders meeting an empty side. */
-    orderActionsRejected: r.drive.rejected,
+    ...driveFigures(r.drive),
     updatesReceived: samples,
     updatesPerSubscriberPerSecond: Number((samples / r.connected / seconds).toFixed(2)),
     deliveredMBPerSecond: Number((bytes / seconds / 1e6).toFixed(2)),

@@ -19,6 +19,12 @@ export interface ClientResult {
   readonly closed: number;
 }
 
+/** Every subscriber process's counts added up. */
+export function resultTotals(results: readonly ClientResult[]): { samples: number; bytes: number; seqErrors: number; closed: number } {
+  const sum = (of: (r: ClientResult) => number) => results.reduce((s, r) => s + of(r), 0);
+  return { samples: sum((r) => r.samples), bytes: sum((r) => r.bytes), seqErrors: sum((r) => r.seqErrors), closed: sum((r) => r.closed) };
+}
+
 /** A subscriber process and its report of how many of its subscribers connected. */
 export interface SubscriberPool {
   readonly child: ChildProcess;
@@ -72,6 +78,16 @@ export interface DriveSummary {
   readonly errors: number;
   readonly rejected: Record<string, number>;
   readonly seconds: number;
+}
+
+/** The driver's figures as both benchmarks report them. */
+export function driveFigures(drive: DriveSummary) {
+  return {
+    orderActionsPerSecond: Math.round(drive.actions / drive.seconds),
+    orderActionFailures: drive.errors,
+    /** Expected: cancels of orders the taker filled first, market orders meeting an empty side. */
+    orderActionsRejected: drive.rejected,
+  };
 }
 
 /** Places and cancels maker orders near the mid at `rate` per second; every 10th action trades. */

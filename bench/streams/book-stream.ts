@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { admin, call, freePort } from '../../test/support/harness.ts';
 import { startService } from '../shared/child-service.ts';
-import { collectSubscribers, fundedTrader, rssMb, startDriver, type ClientResult, type DriveSummary, type SubscriberPool, spawnSubscribers } from './book-load.ts';
+import { collectSubscribers, driveFigures, fundedTrader, resultTotals, rssMb, startDriver, type ClientResult, type DriveSummary, type SubscriberPool, spawnSubscribers } from './book-load.ts';
 
 const HIST_MS = 30_000;
 
@@ -218,10 +218,7 @@ function report(r: {
 }): void {
   const hist = new Array<number>(HIST_MS + 1).fill(0);
   for (const res of r.results) res.hist.forEach((c, ms) => (hist[ms]! += c));
-  const samples = r.results.reduce((s, x) => s + x.samples, 0);
-  const seqErrors = r.results.reduce((s, x) => s + x.seqErrors, 0);
-  const closed = r.results.reduce((s, x) => s + x.closed, 0);
-  const bytes = r.results.reduce((s, x) => s + x.bytes, 0);
+  const { samples, seqErrors, closed, bytes } = resultTotals(r.results);
   const seconds = Number(args.duration);
   const summary = {
     benchmark: 'GET /perps/book-stream fan-out: engineTs -> client receipt',
@@ -233,10 +230,7 @@ function report(r: {
     clientProcesses: r.procs,
     stream: r.path,
     connectSeconds: r.connectSeconds,
-    orderActionsPerSecond: Math.round(r.drive.actions / r.drive.seconds),
-    orderActionFailures: r.drive.errors,
-    /** Expected: cancels of orders the taker filled first, market orders meeting an empty side. */
-    orderActionsRejected: r.drive.rejected,
+    ...driveFigures(r.drive),
     updatesReceived: samples,
     updatesPerSubscriberPerSecond: Number((samples / r.n / seconds).toFixed(2)),
     deliveredMBPerSecond: Number((bytes / seconds / 1e6).toFixed(2)),
