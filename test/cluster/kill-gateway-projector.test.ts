@@ -15,7 +15,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { closingCheck, ExchangeLoad, fundedTraders, markPrice } from '../support/cluster-load.ts';
+import { checkAfterKill, ExchangeLoad, loadedCluster } from '../support/cluster-load.ts';
 import { Cluster, health } from '../support/cluster.ts';
 import { call, waitFor, type Trader } from '../support/harness.ts';
 
@@ -30,12 +30,7 @@ let load: ExchangeLoad;
 
 before(async () => {
   // No standby: these kills do not touch the core (kill-leader.test.ts and kill-servers.test.ts do).
-  const started = performance.now();
-  cluster = await Cluster.start({ cores: 1, gateways: 2, env: ENV, together: true });
-  console.log(`kill-gateway-projector: cluster started in ${Math.round(performance.now() - started)} ms`);
-  const gateways = cluster.gateways.map((g) => g.url);
-  traders = await fundedTraders(gateways[0]!, TRADERS);
-  load = new ExchangeLoad([...gateways], traders, await markPrice(gateways[0]!));
+  ({ cluster, traders, load } = await loadedCluster('kill-gateway-projector', { cores: 1, gateways: 2, env: ENV, together: true }, TRADERS));
 });
 
 after(async () => {
@@ -59,11 +54,7 @@ test('kill -9 of a gateway: its clients move to the other; restarted, it serves 
   } finally {
     await load.stop();
   }
-  console.log(`kill-gateway: ${load.summary()}`);
-  load.assertAnswered();
-  const figures = await closingCheck(cluster, load);
-  console.log(`kill-gateway: closing check at seq ${figures.leaderSeq}; unknown orders applied ${figures.unknownOrdersApplied} / not ${figures.unknownOrdersNot}, `
-    + `unknown transfers applied ${figures.unknownTransfersApplied} / not ${figures.unknownTransfersNot}`);
+  await checkAfterKill('kill-gateway', cluster, load);
 });
 
 test('kill -9 of the projector: history reads answer 503 after their wait; restarted, it projects each seq once', { timeout: 90_000 }, async () => {
@@ -95,8 +86,5 @@ test('kill -9 of the projector: history reads answer 503 after their wait; resta
   } finally {
     await load.stop();
   }
-  console.log(`kill-projector: ${load.summary()}`);
-  load.assertAnswered();
-  const figures = await closingCheck(cluster, load);
-  console.log(`kill-projector: closing check at history seq ${figures.projectedSeq}, leader seq ${figures.leaderSeq}`);
+  await checkAfterKill('kill-projector', cluster, load);
 });

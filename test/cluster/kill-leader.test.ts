@@ -19,7 +19,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { closingCheck, ExchangeLoad, fundedTraders, markPrice } from '../support/cluster-load.ts';
+import { checkAfterKill, ExchangeLoad, fundedTraders, markPrice } from '../support/cluster-load.ts';
 import { Cluster, exited, health } from '../support/cluster.ts';
 import { waitFor } from '../support/harness.ts';
 
@@ -67,13 +67,7 @@ test('kill -9 of the leader under load: a standby leads within 5 s, nothing ackn
   } finally {
     await load.stop();
   }
-  console.log(`kill-leader: ${load.summary()}`);
-  load.assertAnswered();
-
-  const figures = await closingCheck(cluster, load);
-  console.log(`kill-leader: closing check at history seq ${figures.projectedSeq}, leader seq ${figures.leaderSeq}; `
-    + `unknown orders applied ${figures.unknownOrdersApplied} / not ${figures.unknownOrdersNot}, `
-    + `unknown transfers applied ${figures.unknownTransfersApplied} / not ${figures.unknownTransfersNot}`);
+  await checkAfterKill('kill-leader', cluster, load);
 
   phase('closing check done');
 });
@@ -104,10 +98,5 @@ test('a hung leader (SIGSTOP) loses the lead to the standby; woken, it fails sto
   } finally {
     await load.stop();
   }
-  console.log(`kill-leader (hung): ${load.summary()}`);
-  load.assertAnswered();
-  const figures = await closingCheck(cluster, load);
-  console.log(`kill-leader (hung): closing check at leader seq ${figures.leaderSeq}; `
-    + `unknown orders applied ${figures.unknownOrdersApplied} / not ${figures.unknownOrdersNot}, `
-    + `unknown transfers applied ${figures.unknownTransfersApplied} / not ${figures.unknownTransfersNot}`);
+  await checkAfterKill('kill-leader (hung)', cluster, load);
 });

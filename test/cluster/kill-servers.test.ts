@@ -19,9 +19,9 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import { closingCheck, ExchangeLoad, fundedTraders, markPrice } from '../support/cluster-load.ts';
+import { checkAfterKill, ExchangeLoad, loadedCluster } from '../support/cluster-load.ts';
 import { Cluster, exited } from '../support/cluster.ts';
-import { waitFor, type Trader } from '../support/harness.ts';
+import { waitFor } from '../support/harness.ts';
 
 const TRADERS = 4;
 /** Each client's pause between requests: a light load. */
@@ -31,16 +31,10 @@ const ENV = { RATE_LIMIT_ACCOUNT: '1000000000' };
 const ANSWER_BOUND_MS = 12_000;
 
 let cluster: Cluster;
-let traders: Trader[];
 let load: ExchangeLoad;
 
 before(async () => {
-  const started = performance.now();
-  cluster = await Cluster.start({ cores: 2, gateways: 2, env: ENV, together: true });
-  console.log(`kill-servers: cluster started in ${Math.round(performance.now() - started)} ms`);
-  const gateways = cluster.gateways.map((g) => g.url);
-  traders = await fundedTraders(gateways[0]!, TRADERS);
-  load = new ExchangeLoad([...gateways], traders, await markPrice(gateways[0]!));
+  ({ cluster, load } = await loadedCluster('kill-servers', { cores: 2, gateways: 2, env: ENV, together: true }, TRADERS));
 });
 
 after(async () => {
@@ -68,14 +62,10 @@ test('kill -9 of the NATS server: commands answer 503 with Retry-After within th
   } finally {
     await load.stop();
   }
-  console.log(`kill-nats: ${load.summary()}`);
-  load.assertAnswered();
   assert.ok(load.longestMs < ANSWER_BOUND_MS, `every request answered within the bus deadline (longest ${Math.round(load.longestMs)} ms)`);
   assert.ok(load.unavailable.length > 0);
   assert.equal(cluster.cores.filter(exited).length + cluster.gateways.filter(exited).length, 0, 'no process stopped for NATS');
-  const figures = await closingCheck(cluster, load);
-  console.log(`kill-nats: closing check at seq ${figures.leaderSeq}; unknown orders applied ${figures.unknownOrdersApplied} / not ${figures.unknownOrdersNot}, `
-    + `unknown transfers applied ${figures.unknownTransfersApplied} / not ${figures.unknownTransfersNot}`);
+  await checkAfterKill('kill-nats', cluster, load);
 });
 
 test('kill -9 of PostgreSQL: the leader fails stop; once the server is back a core leads again, gateways recover, nothing acknowledged is lost', { timeout: 120_000 }, async () => {
@@ -108,10 +98,5 @@ test('kill -9 of PostgreSQL: the leader fails stop; once the server is back a co
   } finally {
     await load.stop();
   }
-  console.log(`kill-postgres: ${load.summary()}`);
-  load.assertAnswered();
-  const figures = await closingCheck(cluster, load);
-  console.log(`kill-postgres: closing check at history seq ${figures.projectedSeq}, leader seq ${figures.leaderSeq}; `
-    + `unknown orders applied ${figures.unknownOrdersApplied} / not ${figures.unknownOrdersNot}, `
-    + `unknown transfers applied ${figures.unknownTransfersApplied} / not ${figures.unknownTransfersNot}`);
+  await checkAfterKill('kill-postgres', cluster, load);
 });

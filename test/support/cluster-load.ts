@@ -23,7 +23,7 @@ import { PgHistoryProjector, PgWalletHistory } from '../../src/adapters/postgres
 import type { Command } from '../../src/core/commands.ts';
 import { formatDecimal, fx } from '../../src/core/money.ts';
 import { ExchangeQueries } from '../../src/core/queries.ts';
-import { Cluster, exited, health } from './cluster.ts';
+import { Cluster, exited, health, type ClusterShape } from './cluster.ts';
 import { call, fund, signIn, waitFor, type Trader } from './harness.ts';
 
 /** A request unanswered this long hangs (the bus deadline is ~6 s; a history wait ~5 s). */
@@ -448,4 +448,37 @@ export async function closingCheck(cluster: Cluster, load: ExchangeLoad): Promis
     await replay.close();
     await pool.end();
   }
+}
+
+/**
+ * A cluster started with `shape` and a load of `count` funded traders over all its gateways (not
+ * started yet); `label` names the test in its log lines. A cluster whose traders cannot be funded
+ * is stopped again.
+ */
+export async function loadedCluster(label: string, shape: ClusterShape, count: number): Promise<{ cluster: Cluster; traders: Trader[]; load: ExchangeLoad }> {
+  const started = performance.now();
+  const cluster = await Cluster.start(shape);
+  console.log(`${label}: cluster started in ${Math.round(performance.now() - started)} ms`);
+  try {
+    const gateways = cluster.gateways.map((g) => g.url);
+    const traders = await fundedTraders(gateways[0]!, count);
+    return { cluster, traders, load: new ExchangeLoad([...gateways], traders, await markPrice(gateways[0]!)) };
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+}
+
+/**
+ * The end of every kill test, with the load stopped: every request was answered, then the closing
+ * check; both logged under `label`.
+ */
+export async function checkAfterKill(label: string, cluster: Cluster, load: ExchangeLoad): Promise<ClosingFigures> {
+  console.log(`${label}: ${load.summary()}`);
+  load.assertAnswered();
+  const figures = await closingCheck(cluster, load);
+  console.log(`${label}: closing check at history seq ${figures.projectedSeq}, leader seq ${figures.leaderSeq}; `
+    + `unknown orders applied ${figures.unknownOrdersApplied} / not ${figures.unknownOrdersNot}, `
+    + `unknown transfers applied ${figures.unknownTransfersApplied} / not ${figures.unknownTransfersNot}`);
+  return figures;
 }
