@@ -45,30 +45,48 @@ export class Cluster {
   readonly cores: ServiceProcess[] = [];
   readonly gateways: ServiceProcess[] = [];
   projector: ServiceProcess | null = null;
+  /** Every role process started, whether or not its start succeeded (stop kills them all). */
+  private readonly spawned: ServiceProcess[] = [];
 
   private constructor(readonly postgres: PostgresServer, readonly nats: NatsServer, readonly root: string, private readonly env: Record<string, string>) {}
 
   static async start(shape: ClusterShape): Promise<Cluster> {
-    const [postgres, nats] = await Promise.all([PostgresServer.start(), NatsServer.start()]);
-    const root = mkdtempSync(join(tmpdir(), 'exchange-cluster-'));
-    const cluster = new Cluster(postgres, nats, root, shape.env ?? {});
-    // The first core migrates the schema and leads; the others stand by.
-    cluster.cores.push(await cluster.role('core', 'core-0'));
-    await waitFor(async () => (await health(cluster.cores[0]!)).leading === true, 20_000, 50);
-    if (shape.together === true) {
-      const cores = Array.from({ length: shape.cores - 1 }, (_, i) => cluster.role('core', `core-${i + 1}`));
-      const gateways = Array.from({ length: shape.gateways }, (_, i) => cluster.role('gateway', `gateway-${i}`));
-      const [projector, ...rest] = await Promise.all([cluster.role('projector', 'projector'), ...cores, ...gateways]);
-      cluster.projector = projector!;
-      cluster.cores.push(...rest.slice(0, cores.length));
-      cluster.gateways.push(...rest.slice(cores.length));
-      return cluster;
+    const servers = await Promise.allSettled([PostgresServer.start(), NatsServer.start()]);
+    if (servers[0].status === 'rejected' || servers[1].status === 'rejected') {
+      for (const s of servers) if (s.status === 'fulfilled') await s.value.destroy();
+      throw servers.find((s) => s.status === 'rejected')!.reason;
     }
-    for (let i = 1; i < shape.cores; i++) cluster.cores.push(await cluster.role('core', `core-${i}`));
-    cluster.projector = await cluster.role('projector', 'projector');
-    for (let i = 0; i < shape.gateways; i++) cluster.gateways.push(await cluster.role('gateway', `gateway-${i}`));
+    const root = mkdtempSync(join(tmpdir(), 'exchange-cluster-'));
+    const cluster = new Cluster(servers[0].value, servers[1].value, root, shape.env ?? {});
+    // A role that fails to start must not leave the servers and the other roles running: the test
+    // process would wait on them until CI's limit.
+    try {
+      await cluster.startRoles(shape);
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
     return cluster;
   }
+
+  private async startRoles(shape: ClusterShape): Promise<void> {
+    // The first core migrates the schema and leads; the others stand by.
+    this.cores.push(await this.role('core', 'core-0'));
+    await waitFor(async () => (await health(this.cores[0]!)).leading === true, 20_000, 50);
+    if (shape.together === true) {
+      const cores = Array.from({ length: shape.cores - 1 }, (_, i) => this.role('core', `core-${i + 1}`));
+      const gateways = Array.from({ length: shape.gateways }, (_, i) => this.role('gateway', `gateway-${i}`));
+      const [projector, ...rest] = await Promise.all([this.role('projector', 'projector'), ...cores, ...gateways]);
+      this.projector = projector!;
+      this.cores.push(...rest.slice(0, cores.length));
+      this.gateways.push(...rest.slice(cores.length));
+      return;
+    }
+    for (let i = 1; i < shape.cores; i++) this.cores.push(await this.role('core', `core-${i}`));
+    this.projector = await this.role('projector', 'projector');
+    for (let i = 0; i < shape.gateways; i++) this.gateways.push(await this.role('gateway', `gateway-${i}`));
+  }
+
 
   /** A role's process, started (waits for its /health to answer 200). */
   async role(role: 'core' | 'gateway' | 'projector', name: string): Promise<ServiceProcess> {
@@ -79,6 +97,7 @@ export class Cluster {
       SIMULATED_CHAIN_FILE: join(this.root, 'chain.sqlite'),
       ...this.env,
     });
+    this.spawned.push(proc);
     await proc.start();
     return proc;
   }
@@ -122,7 +141,7 @@ export class Cluster {
   }
 
   async stop(): Promise<void> {
-    for (const proc of [...this.gateways, this.projector, ...this.cores]) await proc?.kill();
+    for (const proc of new Set([...this.gateways, this.projector, ...this.cores, ...this.spawned])) await proc?.kill();
     await Promise.all([this.postgres.destroy(), this.nats.destroy()]);
     rmSync(this.root, { recursive: true, force: true });
   }
