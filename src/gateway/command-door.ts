@@ -12,7 +12,11 @@ import type { EventListener } from '../runtime/sequencer.ts';
 export interface CommandDoor {
   /** Applies `command` in the core's order; resolves once it is durable, with its outcome. */
   submit<T extends CommandType>(command: CommandOf<T>): Promise<Outcome<ResultOf<T>>>;
-  /** Resolves once the core state read next holds everything acknowledged before this call. */
+  /**
+   * Resolves once everything the core state has shown so far is durable (a read waits for it
+   * before answering); rejects if it never will be. A replica of the leader's log is durable as it
+   * stands; the embedded sequencer waits for the batches in flight.
+   */
   barrier(): Promise<void>;
   /** Resolves once the history tables hold everything acknowledged before this call. */
   historyBarrier(): Promise<void>;

@@ -6,10 +6,13 @@
  * for the command (the core is deterministic, so it is the leader's), which also means a client
  * that is answered can read its change back from this gateway at once.
  *
- * Reads are linearizable across gateways: `barrier()` reads the log's head from the database and
- * waits until the replica has applied it, so whatever any gateway acknowledged before a read
- * began is in what the read shows. Concurrent barriers share one head query (the one in flight
- * when they arrive would miss what was acknowledged just before them, so they join the next).
+ * Reads are linearizable across gateways: `caughtUp()` (run before each request's handler, see
+ * roles/gateway.ts) reads the log's head from the database and waits until the replica has applied
+ * it, so whatever any gateway acknowledged before a read began is in what the read shows.
+ * Concurrent calls share one head query (the one in flight when they arrive would miss what was
+ * acknowledged just before them, so they join the next). `barrier()`, the durability barrier that
+ * reads and stream snapshots take after reading, costs nothing here: a replica applies only
+ * records already committed, so everything it shows is durable.
  */
 import { randomUUID } from 'node:crypto';
 import type { Command, CommandOf, CommandType } from '../core/commands.ts';
@@ -88,9 +91,15 @@ export class ReplicaDoor implements CommandDoor {
     });
   }
 
-  async barrier(): Promise<void> {
+  /** Resolves once the replica has applied the log's head as of this call. */
+  async caughtUp(): Promise<void> {
     if (!this.replica.isHealthy()) throw new Error('the replica of the core has stopped');
     await this.replica.whenApplied(await this.currentHead());
+  }
+
+  /** What the replica shows is durable already (it applies committed records only). */
+  async barrier(): Promise<void> {
+    if (!this.replica.isHealthy()) throw new Error('the replica of the core has stopped');
   }
 
   /**

@@ -154,7 +154,7 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
   app.addHook('preHandler', async (req) => {
     if (PROBES.has(req.routeOptions.url ?? '')) return;
     try {
-      await door.barrier();
+      await door.caughtUp();
     } catch {
       throw apiError('UNAVAILABLE', 'this gateway\'s replica of the core has stopped');
     }
