@@ -19,8 +19,7 @@
  * The counters sit behind ports (rate-budgets.ts). In the embedded mode they live only in this
  * process and are lost on restart; in the distributed mode they live in PostgreSQL, shared by every
  * gateway (adapters/postgres/rate-budgets.ts; docs/architecture.md "Distributed mode: identity and
- * rate budgets"). Either way they never affect what the core does with an accepted command
- * (research/reliability.md 5.5).
+ * rate budgets"). Either way they never affect what the core does with an accepted command.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientNetwork } from './client-network.ts';
