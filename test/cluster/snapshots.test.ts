@@ -108,6 +108,8 @@ test('every role restarts from the newest snapshot and replays only the log afte
   await waitFor(async () => ((await snapshotSeqs())[0] ?? 0) >= loadedHead - EVERY, 60_000, 200);
   // The watermark caught up too, and a snapshot the last batch may have made due has landed (the schedule looks every second).
   await waitFor(async () => (await health(cluster.projector!)).projectedSeq! >= loadedHead, 30_000, 100);
+  // Under load the second snapshot may land a little later than the first (a clean-clone CI run saw one row).
+  await waitFor(async () => (await snapshotSeqs()).length >= 2, 30_000, 200);
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   const kept = await snapshotSeqs();
   assert.equal(kept.length, 2, `SNAPSHOT_KEEP=2 rows kept (${kept.join(', ')})`);
