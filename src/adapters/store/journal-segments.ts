@@ -78,34 +78,11 @@ export class JournalSegments {
 
   /** Writes `rows` (contiguous, linked on from `previousLink`) as one segment. */
   write(rows: readonly StoredRecord[], previousLink: number): SegmentHeader {
-    const first = rows[0]!;
-    const last = rows[rows.length - 1]!;
-    const w = new ByteWriter();
-    let ts = first.ts;
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i]!;
-      if (r.seq !== first.seq + i || r.chain === null) throw new Error(`segment: rows not contiguous and linked at seq ${r.seq}`);
-      w.int(r.ts - ts);
-      ts = r.ts;
-      const bytes = typeof r.command === 'string' ? utf8.encode(r.command) : r.command;
-      w.uint(typeof r.command === 'string' ? 1 : 0);
-      w.uint(bytes.length);
-      w.bytes(bytes);
-    }
-    const raw = w.finish();
-    const body = gzipSync(raw, { level: 6 });
-    const header: SegmentHeader = {
-      format: 1, firstSeq: first.seq, lastSeq: last.seq, previousLink, lastLink: last.chain!, firstTs: first.ts, lastTs: last.ts,
-      bodySha256: createHash('sha256').update(body).digest('hex'), bodyBytes: body.length, rawBytes: raw.length,
-    };
-    const json = Buffer.from(JSON.stringify(header));
-    const lengths = Buffer.alloc(8);
-    lengths.writeUInt32LE(json.length, 0);
-    lengths.writeUInt32LE(crc32(json), 4);
+    const { header, parts } = encodeSegment(rows, previousLink);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const name = `segment-${pad(first.seq)}-${pad(last.seq)}.seg`;
+    const name = segmentName(header.firstSeq, header.lastSeq);
     const temporary = join(this.dir, `${name}.tmp`);
-    writeDurably(temporary, [MAGIC, lengths.subarray(0, 4), json, lengths.subarray(4), body]);
+    writeDurably(temporary, parts);
     pause('segment.before-rename');
     renameSync(temporary, join(this.dir, name));
     syncDirectory(this.dir);
@@ -114,32 +91,15 @@ export class JournalSegments {
 
   /** The header of a segment, checked by its CRC. */
   header(file: SegmentFile): SegmentHeader {
-    return parse(readFileSync(join(this.dir, file.name)), file).header;
+    return parseSegment(readFileSync(join(this.dir, file.name)), file).header;
   }
 
   /**
    * The records of one segment, each checked against its link (from the header's `previousLink`,
    * or `previousLink` when given: the chain must continue from what was read before it).
    */
-  *records(file: SegmentFile, previousLink?: number): Generator<JournalRecord & { readonly chain: number }> {
-    const { header, body } = parse(readFileSync(join(this.dir, file.name)), file);
-    if (previousLink !== undefined && previousLink !== header.previousLink) {
-      throw new Error(`journal segment ${file.name} does not continue the chain of the record before it`);
-    }
-    const r = new ByteReader(gunzipSync(body));
-    let previous = header.previousLink;
-    let ts = header.firstTs;
-    for (let seq = header.firstSeq; seq <= header.lastSeq; seq++) {
-      ts += r.int();
-      const text = r.uint() === 1;
-      const bytes = r.bytes(r.uint());
-      const command = text ? fromUtf8.decode(bytes) : bytes;
-      // The links are recomputed (the body's hash already vouches for the bytes); the last must be the header's.
-      const chain = link(previous, seq, ts, command);
-      yield { ...decodeRecord({ seq, ts, command, chain }, previous), chain };
-      previous = chain;
-    }
-    if (previous !== header.lastLink || !r.done) throw new Error(`journal segment ${file.name} does not end where its header says`);
+  records(file: SegmentFile, previousLink?: number): Generator<JournalRecord & { readonly chain: number }> {
+    return segmentRecords(readFileSync(join(this.dir, file.name)), file, previousLink);
   }
 
   /** Deletes the given segments (retention). */
@@ -154,7 +114,65 @@ export class JournalSegments {
   }
 }
 
-function parse(bytes: Buffer, file: SegmentFile): { header: SegmentHeader; body: Buffer } {
+/**
+ * One segment's bytes (the file's layout above): the parts to write, in order, and its header.
+ * The distributed mode stores the same bytes in PostgreSQL (adapters/postgres/command-log-archive.ts).
+ */
+export function encodeSegment(rows: readonly StoredRecord[], previousLink: number): { header: SegmentHeader; parts: Buffer[] } {
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  const w = new ByteWriter();
+  let ts = first.ts;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    if (r.seq !== first.seq + i || r.chain === null) throw new Error(`segment: rows not contiguous and linked at seq ${r.seq}`);
+    w.int(r.ts - ts);
+    ts = r.ts;
+    const bytes = typeof r.command === 'string' ? utf8.encode(r.command) : r.command;
+    w.uint(typeof r.command === 'string' ? 1 : 0);
+    w.uint(bytes.length);
+    w.bytes(bytes);
+  }
+  const raw = w.finish();
+  const body = gzipSync(raw, { level: 6 });
+  const header: SegmentHeader = {
+    format: 1, firstSeq: first.seq, lastSeq: last.seq, previousLink, lastLink: last.chain!, firstTs: first.ts, lastTs: last.ts,
+    bodySha256: createHash('sha256').update(body).digest('hex'), bodyBytes: body.length, rawBytes: raw.length,
+  };
+  const json = Buffer.from(JSON.stringify(header));
+  const lengths = Buffer.alloc(8);
+  lengths.writeUInt32LE(json.length, 0);
+  lengths.writeUInt32LE(crc32(json), 4);
+  return { header, parts: [MAGIC, lengths.subarray(0, 4), json, lengths.subarray(4), body] };
+}
+
+/**
+ * The records of a segment's bytes, each checked against its link (from the header's
+ * `previousLink`, or `previousLink` when given: the chain must continue from what was read before
+ * it). `file` names the seqs the segment must hold (a file's name, an archive row's keys).
+ */
+export function* segmentRecords(bytes: Buffer, file: SegmentFile, previousLink?: number): Generator<JournalRecord & { readonly chain: number }> {
+  const { header, body } = parseSegment(bytes, file);
+  if (previousLink !== undefined && previousLink !== header.previousLink) {
+    throw new Error(`journal segment ${file.name} does not continue the chain of the record before it`);
+  }
+  const r = new ByteReader(gunzipSync(body));
+  let previous = header.previousLink;
+  let ts = header.firstTs;
+  for (let seq = header.firstSeq; seq <= header.lastSeq; seq++) {
+    ts += r.int();
+    const text = r.uint() === 1;
+    const command = text ? fromUtf8.decode(r.bytes(r.uint())) : r.bytes(r.uint());
+    // The links are recomputed (the body's hash already vouches for the bytes); the last must be the header's.
+    const chain = link(previous, seq, ts, command);
+    yield { ...decodeRecord({ seq, ts, command, chain }, previous), chain };
+    previous = chain;
+  }
+  if (previous !== header.lastLink || !r.done) throw new Error(`journal segment ${file.name} does not end where its header says`);
+}
+
+/** A segment's header and compressed body, checked: magic, header CRC, seqs against `file`, body SHA-256. */
+export function parseSegment(bytes: Buffer, file: SegmentFile): { header: SegmentHeader; body: Buffer } {
   const refuse = (why: string) => new Error(`journal segment ${file.name} refused: ${why}`);
   if (bytes.length < MAGIC.length + 8 || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) throw refuse('not a segment file');
   const length = bytes.readUInt32LE(MAGIC.length);
@@ -168,6 +186,11 @@ function parse(bytes: Buffer, file: SegmentFile): { header: SegmentHeader; body:
     throw refuse('body checksum does not match (truncated or altered)');
   }
   return { header, body };
+}
+
+/** A segment's name: its first and last seq. */
+export function segmentName(firstSeq: number, lastSeq: number): string {
+  return `segment-${pad(firstSeq)}-${pad(lastSeq)}.seg`;
 }
 
 function pad(seq: number): string {
