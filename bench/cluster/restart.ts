@@ -7,7 +7,10 @@
  *   - with no snapshot (the whole log replayed),
  *   - with a snapshot `--behind` commands before the head (a snapshot every 2 x behind commands
  *     leaves half that on average),
- *   - with a snapshot at the head.
+ *   - with a snapshot at the head;
+ *   - with no snapshot again, after the log before the snapshot behind was archived
+ *     (command-log-archive.ts): the replay reads the archived segments, then the table. The
+ *     archive's time and its bytes a command, against the table's, are printed.
  * Reported: the process's time from spawn to /health 200 (which includes loading the code), and
  * the replica's own figures from its start log line (restore ms, commands replayed, ms).
  *
@@ -20,6 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { archiveCommandLog } from '../../src/adapters/postgres/command-log-archive.ts';
 import { PgCommandLog } from '../../src/adapters/postgres/command-log.ts';
 import { migratePostgres } from '../../src/adapters/postgres/database.ts';
 import { PgSnapshotStore } from '../../src/adapters/postgres/snapshot-store.ts';
@@ -214,6 +218,16 @@ async function main(): Promise<void> {
     const header = await store.write(log.length, exchange.now(), await linkAt(log.length), image, 3);
     console.log(`snapshot at the head: image ${(image.length / 1e6).toFixed(1)} MB, stored ${((header?.bodyBytes ?? 0) / 1e6).toFixed(1)} MB gzipped; encode ${Math.round(encodeMs)} ms, compress + write ${Math.round(performance.now() - t)} ms`);
     await measure('snapshot at the head', postgres, nats, root);
+
+    // The archive (command-log-archive.ts): what the snapshot behind covers leaves command_log.
+    const tableBytes = Number((await pool.query<{ n: string }>("SELECT pg_total_relation_size('command_log') AS n")).rows[0]!.n);
+    t = performance.now();
+    const archive = await archiveCommandLog(pool, cut, Number.MAX_SAFE_INTEGER);
+    const archiveMs = performance.now() - t;
+    const segmentBytes = Number((await pool.query<{ n: string }>('SELECT sum(length(segment)) AS n FROM command_log_segments')).rows[0]!.n);
+    console.log(`archive: ${archive.archived} commands into ${archive.segments.length} segments in ${Math.round(archiveMs)} ms; command_log held ${(tableBytes / log.length).toFixed(0)} B a command (rows and indexes), the segments ${(segmentBytes / archive.archived).toFixed(1)} B`);
+    await pool.query('DELETE FROM core_snapshots');
+    await measure('no snapshot, through the archive', postgres, nats, root);
   } finally {
     await pool.end();
     await Promise.all([postgres.destroy(), nats.destroy()]);

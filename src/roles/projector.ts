@@ -57,7 +57,7 @@ export async function startProjectorRole(settings: Settings, options: ProjectorR
   await follower.start();
   const replayed = follower.appliedSeq - (snapshotSeq ?? 0);
   const snapshotter = new PgSnapshotter({
-    databaseUrl: servers.databaseUrl, core: coreSettings(settings), keep: settings.snapshots.keep,
+    databaseUrl: servers.databaseUrl, core: coreSettings(settings), keep: settings.snapshots.keep, segmentRetentionMs: settings.snapshots.segmentRetentionMs,
     everyCommands: settings.snapshots.everyCommands, everyMs: settings.snapshots.everyMs,
     target: () => writer.projected, newestSeq: snapshotSeq ?? 0,
     log: (level, message, detail) => options.log[level](message, detail),

@@ -9,6 +9,8 @@
  *                       notifies `command_log` with the new head; an append resolves only after
  *                       its COMMIT returned (synchronous_commit = on, PostgreSQL's default);
  *   recovery            reads its head and replays it in pages by seq (`RecoveryLog`);
+ *   the archive         holds what snapshots cover, moved out of the table by the projector
+ *                       (command-log-archive.ts); reads take from it what the table no longer has;
  *   followers           (standby cores, gateways' replicas, the projector) read the records after
  *                       a seq and are told when the leader appended (`CommandLogTail`,
  *                       runtime/command-log-tail.ts).
@@ -30,6 +32,7 @@ import pg from 'pg';
 import type { CommandLogTail, LinkedRecord } from '../../runtime/command-log-tail.ts';
 import type { CommittedCommand, JournalWriter, RecoveryLog } from '../../runtime/journal-port.ts';
 import { encodeCommand } from '../store/command-codec.ts';
+import { ArchivedLog } from './command-log-archive.ts';
 import { decodeRecord, GENESIS, link } from '../store/journal-record.ts';
 
 export interface PgCommandLogOptions {
@@ -71,12 +74,14 @@ export class PgCommandLog implements JournalWriter, CommandLogTail, RecoveryLog 
   private readonly options: typeof DEFAULTS;
   private readonly pool: pg.Pool;
   private readonly listeners = new Set<Notifications>();
+  private readonly archive: ArchivedLog;
 
   private constructor(private readonly url: string, options: PgCommandLogOptions, private readonly writer: GroupCommitter | null) {
     this.options = { ...DEFAULTS, ...options };
     this.pool = new pg.Pool({ ...connectionConfig(url, this.options.timeoutMs, 'exchange-command-log-reader'), max: 2 });
     // An idle client's error (the server restarted) must not crash the process; the next read fails loudly.
     this.pool.on('error', () => undefined);
+    this.archive = new ArchivedLog(this.pool);
   }
 
   /** A reader of the log (a follower, or recovery before leading): appending is refused. */
@@ -130,6 +135,12 @@ export class PgCommandLog implements JournalWriter, CommandLogTail, RecoveryLog 
       text: 'SELECT seq, ts, command_id, command, chain FROM command_log WHERE seq > $1 ORDER BY seq LIMIT $2',
       values: [afterSeq, limit],
     });
+    // Archived records left command_log in the same transaction that stored their segment, so
+    // what this query missed, the archive holds (command-log-archive.ts).
+    if (rows.length === 0 || Number(rows[0]!.seq) !== afterSeq + 1) {
+      const archived = await this.archive.readAfter(afterSeq, previousLink, limit);
+      if (archived !== null) return archived;
+    }
     return checkedRecords(rows, afterSeq, previousLink);
   }
 
@@ -186,8 +197,9 @@ export class PgCommandLog implements JournalWriter, CommandLogTail, RecoveryLog 
   private async linkAt(seq: number): Promise<number> {
     if (seq === 0) return GENESIS;
     const { rows } = await this.pool.query<{ chain: string }>('SELECT chain FROM command_log WHERE seq = $1', [seq]);
-    if (rows.length === 0) throw new Error(`the command log has no record at seq ${seq}: cannot check the chain after it`);
-    return Number(rows[0]!.chain);
+    const archived = rows.length === 0 ? await this.archive.linkAt(seq) : null;
+    if (rows.length === 0 && archived === null) throw new Error(`the command log has no record at seq ${seq}: cannot check the chain after it`);
+    return archived ?? Number(rows[0]!.chain);
   }
 }
 
@@ -258,8 +270,9 @@ class GroupCommitter {
       const current = await currentEpoch(client);
       if (current !== epoch) throw new FencedError(epoch, current);
       const { rows } = await client.query<{ seq: string; chain: string }>('SELECT seq, chain FROM command_log ORDER BY seq DESC LIMIT 1');
-      await client.query('COMMIT');
       const last = rows[0];
+      if (last === undefined) await refuseEmptyButArchived(client);
+      await client.query('COMMIT');
       return new GroupCommitter(client, epoch, maxCoalesced, last === undefined ? 0 : Number(last.seq), last === undefined ? GENESIS : Number(last.chain));
     } catch (error) {
       await client.end().catch(() => undefined);
@@ -350,6 +363,16 @@ class GroupCommitter {
     this.client.end().catch(() => undefined);
     if (tell) for (const listener of this.failureListeners) listener(error);
   }
+}
+
+/**
+ * The archive never takes the head row (command-log-archive.ts), so an empty command_log with
+ * segments means rows were removed by hand: leading from seq 0 would fork the log. Fail loudly.
+ */
+async function refuseEmptyButArchived(client: pg.ClientBase): Promise<void> {
+  const { rows } = await client.query<{ through: string | null }>('SELECT max(last_seq) AS through FROM command_log_segments');
+  const through = rows[0]!.through;
+  if (through !== null) throw new Error(`command_log is empty but its archive ends at seq ${through}: refusing to lead from seq 0 (the head row was removed)`);
 }
 
 async function currentEpoch(client: pg.ClientBase): Promise<number> {

@@ -9,13 +9,16 @@
  * priority.
  *
  * Requests (from snapshotter.ts): `{ kind: 'follow', target }` (no answer) and `{ kind: 'snapshot',
- * target }`, answered by one report. A failure drops the replica: the next request restores again.
+ * target }`, answered by one report. After each snapshot it archives the command log's rows that
+ * every kept snapshot covers (command-log-archive.ts). A failure drops the replica: the next request
+ * restores again.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { coreConfig } from '../../config/core.ts';
 import { Exchange } from '../../core/exchange.ts';
 import { lowerThreadPriority, type Replica } from '../store/background-thread.ts';
 import { stateImage } from '../store/snapshot-store.ts';
+import { ARCHIVE_AFTER_MS, archiveCommandLog, pruneArchive } from './command-log-archive.ts';
 import { PgCommandLog } from './command-log.ts';
 import { postgresPool } from './database.ts';
 import { PgSnapshotStore } from './snapshot-store.ts';
@@ -25,6 +28,10 @@ export interface PgSnapshotWorkerData {
   readonly core: Parameters<typeof coreConfig>[0];
   /** Snapshots kept (the newest ones). */
   readonly keep: number;
+  /** Archived segments older than this (service time) are deleted once no kept snapshot needs them; 0 keeps them. */
+  readonly segmentRetentionMs: number;
+  /** Rows younger than this (service time) stay in command_log; command-log-archive.ts ARCHIVE_AFTER_MS unless a test sets it. */
+  readonly archiveAfterMs?: number;
 }
 
 export type PgSnapshotRequest = { readonly kind: 'follow' | 'snapshot'; readonly target: number };
@@ -40,8 +47,11 @@ export type PgSnapshotReport =
     readonly stateHash: string;
     readonly imageBytes: number;
     readonly storedBytes: number;
-    readonly ms: { readonly restore: number; readonly replay: number; readonly encode: number; readonly write: number };
+    readonly ms: { readonly restore: number; readonly replay: number; readonly encode: number; readonly write: number; readonly archive: number };
     readonly refused: readonly string[];
+    /** Command log records moved into the archive after this snapshot (command-log-archive.ts). */
+    readonly archived: number;
+    readonly segmentsDeleted: number;
   }
   | { readonly ok: false; readonly error: string };
 
@@ -98,9 +108,15 @@ async function snapshot(target: number): Promise<PgSnapshotReport> {
   t = performance.now();
   const header = await store.write(r.seq, r.exchange.now(), r.link, image, data.keep);
   const write = performance.now() - t;
+  t = performance.now();
+  // What every kept snapshot covers leaves command_log for the archive (older than its id window).
+  const oldestKept = (await store.seqs()).at(-1) ?? 0;
+  const { archived } = await archiveCommandLog(pool, oldestKept, r.exchange.now() - (data.archiveAfterMs ?? ARCHIVE_AFTER_MS));
+  const segmentsDeleted = data.segmentRetentionMs > 0 ? await pruneArchive(pool, data.segmentRetentionMs, r.exchange.now(), oldestKept) : 0;
+  const archive = performance.now() - t;
   const report: PgSnapshotReport = {
     ok: true, written: true, seq: r.seq, replayed: followed, stateHash: header?.stateHash ?? 'written by another process', imageBytes: image.length,
-    storedBytes: header?.bodyBytes ?? 0, ms: { restore: restoreMs, replay: followMs, encode, write }, refused: takeRefused(),
+    storedBytes: header?.bodyBytes ?? 0, ms: { restore: restoreMs, replay: followMs, encode, write, archive }, refused: takeRefused(), archived, segmentsDeleted,
   };
   followed = 0;
   followMs = 0;

@@ -156,7 +156,7 @@ describe('PostgreSQL snapshots', () => {
     let target = 400;
     const logged: string[] = [];
     const snapshotter = new PgSnapshotter({
-      databaseUrl: server.url, core: { depositConfirmations: 1 }, keep: 2, everyCommands: 1e9, everyMs: 3_600_000,
+      databaseUrl: server.url, core: { depositConfirmations: 1 }, keep: 2, segmentRetentionMs: 0, everyCommands: 1e9, everyMs: 3_600_000,
       target: () => target, newestSeq: 150, log: (_level, message) => logged.push(message),
     });
     snapshotter.start();

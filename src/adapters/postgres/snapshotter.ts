@@ -35,8 +35,9 @@ export class PgSnapshotter {
 
   constructor(private readonly options: PgSnapshotterOptions) {
     this.lastSeq = options.newestSeq;
-    const { databaseUrl, core, keep } = options;
-    this.thread = new SnapshotThread(new URL('./pg-snapshot-worker.ts', import.meta.url), { databaseUrl, core, keep } satisfies PgSnapshotWorkerData);
+    const { databaseUrl, core, keep, segmentRetentionMs, archiveAfterMs } = options;
+    const workerData: PgSnapshotWorkerData = { databaseUrl, core, keep, segmentRetentionMs, ...(archiveAfterMs === undefined ? {} : { archiveAfterMs }) };
+    this.thread = new SnapshotThread(new URL('./pg-snapshot-worker.ts', import.meta.url), workerData);
   }
 
   /** The seq of the newest snapshot written (or found at start). */
