@@ -137,6 +137,11 @@ export class ArchivedLog {
     return records.slice(start, start + limit).map(({ previous: _previous, ...record }) => record);
   }
 
+  /** Drops the decoded segment (the reader has gone past the archive). */
+  forget(): void {
+    this.cached = null;
+  }
+
   /** The chain link of archived record `seq`, or null when the archive does not hold it. */
   async linkAt(seq: number): Promise<number | null> {
     const records = await this.segmentHolding(seq);

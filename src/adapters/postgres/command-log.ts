@@ -141,6 +141,7 @@ export class PgCommandLog implements JournalWriter, CommandLogTail, RecoveryLog 
       const archived = await this.archive.readAfter(afterSeq, previousLink, limit);
       if (archived !== null) return archived;
     }
+    this.archive.forget();
     return checkedRecords(rows, afterSeq, previousLink);
   }
 

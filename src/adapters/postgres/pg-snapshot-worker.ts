@@ -52,6 +52,8 @@ export type PgSnapshotReport =
     /** Command log records moved into the archive after this snapshot (command-log-archive.ts). */
     readonly archived: number;
     readonly segmentsDeleted: number;
+    /** Why the archive failed (the snapshot was written; the next one tries again). */
+    readonly archiveError?: string;
   }
   | { readonly ok: false; readonly error: string };
 
@@ -110,13 +112,22 @@ async function snapshot(target: number): Promise<PgSnapshotReport> {
   const write = performance.now() - t;
   t = performance.now();
   // What every kept snapshot covers leaves command_log for the archive (older than its id window).
-  const oldestKept = (await store.seqs()).at(-1) ?? 0;
-  const { archived } = await archiveCommandLog(pool, oldestKept, r.exchange.now() - (data.archiveAfterMs ?? ARCHIVE_AFTER_MS));
-  const segmentsDeleted = data.segmentRetentionMs > 0 ? await pruneArchive(pool, data.segmentRetentionMs, r.exchange.now(), oldestKept) : 0;
+  // The snapshot is written either way: a failed archive is reported, and tried again after the next one.
+  let archived = 0;
+  let segmentsDeleted = 0;
+  let archiveError: string | undefined;
+  try {
+    const oldestKept = (await store.seqs()).at(-1) ?? 0;
+    ({ archived } = await archiveCommandLog(pool, oldestKept, r.exchange.now() - (data.archiveAfterMs ?? ARCHIVE_AFTER_MS)));
+    segmentsDeleted = data.segmentRetentionMs > 0 ? await pruneArchive(pool, data.segmentRetentionMs, r.exchange.now(), oldestKept) : 0;
+  } catch (error) {
+    archiveError = (error as Error).message;
+  }
   const archive = performance.now() - t;
   const report: PgSnapshotReport = {
     ok: true, written: true, seq: r.seq, replayed: followed, stateHash: header?.stateHash ?? 'written by another process', imageBytes: image.length,
     storedBytes: header?.bodyBytes ?? 0, ms: { restore: restoreMs, replay: followMs, encode, write, archive }, refused: takeRefused(), archived, segmentsDeleted,
+    ...(archiveError === undefined ? {} : { archiveError }),
   };
   followed = 0;
   followMs = 0;

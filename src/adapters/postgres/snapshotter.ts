@@ -94,6 +94,9 @@ export class PgSnapshotter {
     for (const refusal of report.refused) this.options.log('error', refusal);
     this.lastSeq = report.seq;
     if (!report.written) return;
+    if (report.archiveError !== undefined) {
+      this.options.log('error', 'archiving the command log failed; its rows stay in command_log and the next snapshot tries again', { error: report.archiveError });
+    }
     const { ms, refused: _refused, ok: _ok, written: _written, ...figures } = report;
     this.options.log('info', `snapshot written at seq ${report.seq}`, {
       ...figures, ms: Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, Math.round(v)])),
