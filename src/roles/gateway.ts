@@ -64,6 +64,7 @@ export interface GatewayRole {
  * another gateway before the notification does: the API suite through a balancer alternating
  * gateways (npm run test:cluster-api, test/api/session.test.ts) saw a token it had just signed out
  * accepted by the other gateway. Acknowledged is acknowledged everywhere, as for the core's state.
+ * The read is shared with CurrentApiKeys (one query for the checks waiting at that moment).
  */
 class CurrentSessions extends Sessions {
   revocationsRead: () => Promise<void> = async () => undefined;
@@ -71,6 +72,15 @@ class CurrentSessions extends Sessions {
   override async verify(token: string): ReturnType<Sessions['verify']> {
     await this.revocationsRead();
     return super.verify(token);
+  }
+}
+
+/** API keys whose every check first reads the revocations recorded since the last read (as CurrentSessions). */
+class CurrentApiKeys extends ApiKeys {
+  revocationsRead: () => Promise<void> = async () => undefined;
+
+  override authenticate(secret: string, peerIp: string): ReturnType<ApiKeys['authenticate']> {
+    return this.revocationsRead().then(() => super.authenticate(secret, peerIp));
   }
 }
 
@@ -107,8 +117,10 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
   const identity = await openGatewayIdentity(servers.databaseUrl, { windowMs: settings.rateLimit.windowMs });
   const secret = await identity.sessionSecret(settings.jwtSecret);
   const sessions = new CurrentSessions(identity.store, secret, settings.publicOrigin, Date.now, identity.changes);
-  sessions.revocationsRead = coalesced(() => identity.changes.poll());
-  const apiKeys = new ApiKeys(identity.store, Date.now, identity.changes);
+  const revocationsRead = coalesced(() => identity.changes.poll());
+  sessions.revocationsRead = revocationsRead;
+  const apiKeys = new CurrentApiKeys(identity.store, Date.now, identity.changes);
+  apiKeys.revocationsRead = revocationsRead;
   const chain = new SimulatedChain({
     path: settings.simulatedChainFile ?? join(settings.dataDir, 'chain.sqlite'),
     chainId: settings.chainId,

@@ -1,10 +1,12 @@
 /**
  * Two gateways over one leader core (and a standby), a history projector, real PostgreSQL and
  * NATS: any gateway serves any client, and what one gateway acknowledged, the other's next read
- * shows (live state from its replica, history from PostgreSQL).
+ * shows (live state from its replica, history from PostgreSQL), and what one revoked (an API key,
+ * a session), the other refuses from the next request on.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import pg from 'pg';
 import { Cluster } from '../support/cluster.ts';
 import { call, fund, signIn, waitFor } from '../support/harness.ts';
 
@@ -54,6 +56,30 @@ test('a session, a deposit and an order made through one gateway are read back a
   const cancelled = await call(b, `/perps/orders/${placed.body.id}/cancel`, { method: 'POST', token: trader.token });
   assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
   assert.deepEqual((await call(a, '/perps/orders/open', { token: trader.token })).body, [], 'gateway A sees the cancel gateway B acknowledged');
+});
+
+test('an API key or a session revoked through one gateway is refused by the other on the next request', { timeout: 60_000 }, async () => {
+  const trader = await signIn(a);
+  const db = new pg.Client(cluster.postgres.url);
+  await db.connect();
+  for (let i = 0; i < 5; i++) {
+    const created = await call(a, '/perps/me/api-keys', { token: trader.token, body: { name: `revoked-${i}`, scope: 'read' } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await call(b, '/perps/balances', { apiKey: created.body.secret })).status, 200, 'the key works on B (and B now holds it in memory)');
+    // The gateways' LISTEN connections dropped (they listen again 500 ms later): the revocation's
+    // notification is lost, so only B's read before the check can refuse the key at once.
+    await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN identity_changed%'");
+    const revoked = await call(a, `/perps/me/api-keys/${created.body.id}`, { method: 'DELETE', token: trader.token });
+    assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
+    const onB = await call(b, '/perps/balances', { apiKey: created.body.secret });
+    assert.equal(onB.status, 401, `key ${i}: revoked on A, refused by B at once (${JSON.stringify(onB.body)})`);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+  }
+  await db.end();
+  const session = await signIn(b);
+  assert.equal((await call(a, '/wallet/balance', { token: session.token })).status, 200);
+  assert.equal((await call(b, '/auth/logout', { method: 'POST', token: session.token })).status < 300, true);
+  assert.equal((await call(a, '/wallet/balance', { token: session.token })).status, 401, 'signed out on B, refused by A at once');
 });
 
 test('the projector prunes an order that ended unfilled once its retention has passed', { timeout: 60_000 }, async () => {

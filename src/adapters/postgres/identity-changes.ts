@@ -9,8 +9,11 @@
  * - A notification can be lost (the connection drops and is made again; PostgreSQL keeps nothing
  *   for a listener that is gone), so: ApiKeys re-reads a key once its `keyTtlMs` (1 s) is up, and
  *   this feed polls the revocations recorded in the last `overlapMs` every `pollMs` (1 s), from a
- *   cursor on the server's clock that only moves on a poll that succeeded. A revocation is thus
- *   refused everywhere within about a second even when its notification never arrives.
+ *   cursor on the server's clock that only moves on a poll that succeeded.
+ * - A notification can also arrive after the client's next request, sent to another gateway as
+ *   soon as the revocation was acknowledged: so the gateway role runs `poll` (shared by the checks
+ *   waiting at that moment) before every session and API-key check (roles/gateway.ts), and a
+ *   revocation is refused everywhere from its acknowledgement on.
  */
 import pg from 'pg';
 import type { IdentityChange, SharedIdentity } from '../../gateway/auth/identity-store.ts';
@@ -123,17 +126,24 @@ export class PostgresIdentityChanges implements SharedIdentity {
     this.pollTimer.unref();
   }
 
-  /** Emits every revocation recorded since the last successful poll (less the overlap). */
+  /**
+   * Emits every revocation (sessions and API keys) recorded since the last successful poll (less
+   * the overlap), in one round trip.
+   */
   async poll(): Promise<void> {
-    const { rows } = await this.pool.query<{ jti: string | null; expires_at: string | null; polled_at: string }>(
-      `WITH t AS (SELECT clock_timestamp() AS polled_at)
-       SELECT r.jti, r.expires_at, t.polled_at::text AS polled_at
-       FROM t LEFT JOIN revoked_sessions r
-         ON r.recorded_at >= COALESCE($1::timestamptz, t.polled_at) - make_interval(secs => $2::double precision / 1000)`,
+    const { rows } = await this.pool.query<{ kind: 'session' | 'apiKey' | null; id: string | null; expires_at: string | null; polled_at: string }>(
+      `WITH t AS (SELECT clock_timestamp() AS polled_at),
+            since AS (SELECT COALESCE($1::timestamptz, polled_at) - make_interval(secs => $2::double precision / 1000) AS at, polled_at FROM t),
+            revoked AS (
+              SELECT 'session' AS kind, jti AS id, expires_at FROM revoked_sessions, since WHERE recorded_at >= since.at
+              UNION ALL
+              SELECT 'apiKey', k.id, NULL FROM api_keys k, since WHERE k.revocation_recorded_at >= since.at)
+       SELECT r.kind, r.id, r.expires_at, since.polled_at::text AS polled_at FROM since LEFT JOIN revoked r ON true`,
       [this.cursor, this.overlapMs],
     );
     for (const row of rows) {
-      if (row.jti !== null) this.emit({ kind: 'session', jti: row.jti, expiresAt: Number(row.expires_at) });
+      if (row.kind === 'session') this.emit({ kind: 'session', jti: row.id!, expiresAt: Number(row.expires_at) });
+      else if (row.kind === 'apiKey') this.emit({ kind: 'apiKey', id: row.id! });
     }
     if (rows[0] !== undefined) this.cursor = rows[0].polled_at;
   }

@@ -219,6 +219,23 @@ describe('two gateways over one database', () => {
     assert.ok(ms <= 300 + 250, `refused ${ms.toFixed(0)} ms after the revocation, within the 300 ms TTL`);
   });
 
+  test('the poll reports a key revoked since its last read, as it does sessions', async () => {
+    const address = owner();
+    const { view } = await a.keys.create(address, { name: 'polled', scope: 'read' });
+    await b.feed.poll();
+    await a.keys.revoke(address, view.id);
+    const seen: string[] = [];
+    const stop = b.feed.subscribe((change) => {
+      if (change.kind === 'apiKey') seen.push(change.id);
+    });
+    try {
+      await b.feed.poll();
+    } finally {
+      stop();
+    }
+    assert.ok(seen.includes(view.id), `the poll right after the revocation reports it (${seen.join(', ')})`);
+  });
+
   test('a session issued on A verifies on B; a logout on A is refused on B when notified', async (t) => {
     const { token } = await a.sessions.issue(owner());
     const session = await b.sessions.verify(token);

@@ -91,7 +91,7 @@ export class PostgresIdentityStore implements NonceStore, SessionRevocations, Ap
 
   async revokeApiKey(id: string, at: number): Promise<void> {
     await this.pool.query(
-      `WITH k AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id) ${NOTIFY_KEY}`,
+      `WITH k AS (UPDATE api_keys SET revoked_at = $1, revocation_recorded_at = clock_timestamp() WHERE id = $2 AND revoked_at IS NULL RETURNING id) ${NOTIFY_KEY}`,
       [at, id],
     );
   }
