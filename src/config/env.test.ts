@@ -102,6 +102,28 @@ test('PUBLIC_ORIGIN defaults to where the service listens (a wildcard HOST: loca
   assert.equal(loadSettings({ PUBLIC_ORIGIN: 'https://exchange.example' }).publicOrigin, 'https://exchange.example');
 });
 
+test('NATS credentials and TLS: a token or a user and password (each from a file too), a CA and a client certificate', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'env-nats-'));
+  const file = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text, { mode: 0o600 });
+    return join(dir, name);
+  };
+  const base = { ROLE: 'gateway', NATS_URL: 'nats://10.0.0.1:4222', DATABASE_URL: 'postgres://exchange@10.0.0.3/exchange' };
+  const ca = file('ca.pem', 'ca');
+  const tls = { NATS_TLS_CA_FILE: ca, NATS_TLS_CERT_FILE: file('client.pem', 'c'), NATS_TLS_KEY_FILE: file('client.key', 'k') };
+  const s = loadSettings({ ...base, NATS_TOKEN_FILE: file('token', 'secret-token\n'), ...tls });
+  assert.deepEqual(s.distributed?.natsSecurity, { token: 'secret-token', user: null, password: null, tls: { caFile: ca, certFile: tls.NATS_TLS_CERT_FILE, keyFile: tls.NATS_TLS_KEY_FILE } });
+  const user = loadSettings({ ...base, NATS_USER: 'gateway', NATS_PASSWORD: 'pw', NATS_TLS_CA_FILE: ca }).distributed?.natsSecurity;
+  assert.deepEqual(user, { token: null, user: 'gateway', password: 'pw', tls: { caFile: ca, certFile: null, keyFile: null } });
+  assert.throws(() => loadSettings({ ...base, NATS_TOKEN: 't', NATS_USER: 'u', NATS_PASSWORD: 'p' }), /NATS_TOKEN or NATS_USER/);
+  assert.throws(() => loadSettings({ ...base, NATS_USER: 'u' }), /NATS_USER and NATS_PASSWORD go together/);
+  assert.throws(() => loadSettings({ ...base, NATS_TOKEN: 't', NATS_TOKEN_FILE: join(dir, 'token') }), /NATS_TOKEN or NATS_TOKEN_FILE, not both/);
+  assert.throws(() => loadSettings({ ...base, NATS_TLS_CA_FILE: ca, NATS_TLS_CERT_FILE: tls.NATS_TLS_CERT_FILE }), /go together/);
+  assert.throws(() => loadSettings({ ...base, NATS_TLS_CERT_FILE: tls.NATS_TLS_CERT_FILE, NATS_TLS_KEY_FILE: tls.NATS_TLS_KEY_FILE }), /needs NATS_TLS_CA_FILE/);
+  assert.throws(() => loadSettings({ ...base, NATS_TLS_CA_FILE: join(dir, 'missing.pem') }), /NATS_TLS_CA_FILE: .* does not exist/);
+  assert.throws(() => loadSettings({ NATS_TOKEN: 't' }), /NATS_TOKEN is a setting of the distributed mode/);
+});
+
 test('ROLE: the embedded default; the distributed roles need NATS_URL and DATABASE_URL, the default refuses them', () => {
   const base = loadSettings({});
   assert.equal(base.role, 'all');
@@ -110,7 +132,7 @@ test('ROLE: the embedded default; the distributed roles need NATS_URL and DATABA
   for (const role of ['core', 'gateway'] as const) {
     const s = loadSettings({ ROLE: role, ...urls });
     assert.equal(s.role, role);
-    assert.deepEqual(s.distributed, { natsUrl: urls.NATS_URL, databaseUrl: urls.DATABASE_URL });
+    assert.deepEqual(s.distributed, { natsUrl: urls.NATS_URL, natsSecurity: { token: null, user: null, password: null, tls: null }, databaseUrl: urls.DATABASE_URL });
     assert.throws(() => loadSettings({ ROLE: role, NATS_URL: urls.NATS_URL }), /ROLE=\w+ needs NATS_URL and DATABASE_URL/);
   }
   assert.throws(() => loadSettings({ ROLE: 'sequencer' }), (e: unknown) => e instanceof ConfigError && e.message.startsWith('ROLE'));

@@ -18,7 +18,7 @@ export interface Settings {
    */
   readonly role: 'all' | 'core' | 'gateway' | 'projector';
   /** The distributed mode's servers (NATS_URL, DATABASE_URL): required by its roles (a projector uses only the database), refused by `all`. */
-  readonly distributed: { readonly natsUrl: string; readonly databaseUrl: string } | null;
+  readonly distributed: { readonly natsUrl: string; readonly natsSecurity: NatsSecurity; readonly databaseUrl: string } | null;
   /** The simulated chain's SQLite file (default DATA_DIR/chain.sqlite); processes of one host may share it. */
   readonly simulatedChainFile: string | null;
   /** The gateway the market maker trades through when this process has none of its own (ROLE=core). */
@@ -213,13 +213,45 @@ function distributedServers(env: Env, role: Settings['role']): Settings['distrib
   const natsUrl = nonEmpty(env.NATS_URL);
   const databaseUrl = nonEmpty(env.DATABASE_URL);
   if (role === 'all') {
+    const natsSettings = ['NATS_TOKEN', 'NATS_TOKEN_FILE', 'NATS_USER', 'NATS_PASSWORD', 'NATS_PASSWORD_FILE', 'NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE'];
+    const stray = natsSettings.find((name) => nonEmpty(env[name]) !== null);
+    if (stray !== undefined) throw new ConfigError(`${stray} is a setting of the distributed mode: set ROLE=core or gateway with NATS_URL and DATABASE_URL`);
     if (natsUrl !== null || databaseUrl !== null) throw new ConfigError('NATS_URL and DATABASE_URL select the distributed mode: set ROLE=core, gateway or projector with them');
     return null;
   }
   if (natsUrl === null || databaseUrl === null) throw new ConfigError(`ROLE=${role} needs NATS_URL and DATABASE_URL (docs/deploy.md)`);
   if (!natsUrl.split(',').every((u) => /^nats:\/\/\S+$/.test(u.trim()))) throw new ConfigError('NATS_URL must be nats:// URLs, comma-separated');
   if (!/^postgres(ql)?:\/\/[^\s]+$/.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be a postgres:// URL');
-  return { natsUrl, databaseUrl };
+  return { natsUrl, natsSecurity: natsSecurity(env), databaseUrl };
+}
+
+/**
+ * How a process proves itself to NATS and checks the server (docs/deploy.md "What each server must
+ * provide"): a token, or a user and password, each secret from its variable or its `_FILE`; and TLS,
+ * verifying the server against NATS_TLS_CA_FILE, with a client certificate when the server asks for one.
+ */
+export interface NatsSecurity {
+  readonly token: string | null;
+  readonly user: string | null;
+  readonly password: string | null;
+  readonly tls: { readonly caFile: string; readonly certFile: string | null; readonly keyFile: string | null } | null;
+}
+
+function natsSecurity(env: Env): NatsSecurity {
+  const token = secret(env, 'NATS_TOKEN');
+  const user = nonEmpty(env.NATS_USER);
+  const password = secret(env, 'NATS_PASSWORD');
+  if (token !== null && (user !== null || password !== null)) throw new ConfigError('set NATS_TOKEN or NATS_USER with NATS_PASSWORD, not both');
+  if ((user === null) !== (password === null)) throw new ConfigError('NATS_USER and NATS_PASSWORD go together');
+  const caFile = nonEmpty(env.NATS_TLS_CA_FILE);
+  const certFile = nonEmpty(env.NATS_TLS_CERT_FILE);
+  const keyFile = nonEmpty(env.NATS_TLS_KEY_FILE);
+  if ((certFile === null) !== (keyFile === null)) throw new ConfigError('NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together');
+  if (certFile !== null && caFile === null) throw new ConfigError('a NATS client certificate needs NATS_TLS_CA_FILE (the server is verified first)');
+  for (const [name, file] of [['NATS_TLS_CA_FILE', caFile], ['NATS_TLS_CERT_FILE', certFile], ['NATS_TLS_KEY_FILE', keyFile]] as const) {
+    if (file !== null && !existsSync(file)) throw new ConfigError(`${name}: ${file} does not exist`);
+  }
+  return { token, user, password, tls: caFile === null ? null : { caFile, certFile, keyFile } };
 }
 
 /** MARKET_MAKER_GATEWAY: the base URL of a gateway (http or https, no path). */

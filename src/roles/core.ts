@@ -82,7 +82,7 @@ export async function startCoreRole(settings: Settings, options: CoreRoleOptions
   await follower.start();
   const replayed = follower.appliedSeq - (snapshotSeq ?? 0);
   options.log.info('core replica caught up with the command log; standing by', { seq: follower.appliedSeq, snapshotSeq, replayed, ms: Math.round(performance.now() - started) });
-  const nats = await connectNats(servers.natsUrl, `exchange-core ${holder}`, { waitForServer: true });
+  const nats = await connectNats(servers.natsUrl, `exchange-core ${holder}`, { waitForServer: true, security: servers.natsSecurity });
   const lease = new LeaderLease(servers.databaseUrl);
   const leader = new Leadership(settings, options, exchange, follower, nats, commandIds);
   const health = await healthServer(settings, () => ({

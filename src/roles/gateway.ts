@@ -107,7 +107,7 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
   const restoreMs = Math.round(performance.now() - restoring);
   const log = PgCommandLog.follow(servers.databaseUrl);
   const follower = new LogFollower(replica, log, { pageSize: 2_000, pollMs: 250, onFatal }, restored ?? undefined);
-  const nats = await connectNats(servers.natsUrl, `exchange-gateway ${settings.host}:${settings.port}`, { waitForServer: true });
+  const nats = await connectNats(servers.natsUrl, `exchange-gateway ${settings.host}:${settings.port}`, { waitForServer: true, security: servers.natsSecurity });
   const bus = new CommandBusClient(nats);
   const pool = postgresPool(servers.databaseUrl, 10);
   // History reads wait on the projector's watermark, as notified (read from the table while not listening).

@@ -2,7 +2,8 @@
  * Two gateways over one leader core (and a standby), a history projector, real PostgreSQL and
  * NATS: any gateway serves any client, and what one gateway acknowledged, the other's next read
  * shows (live state from its replica, history from PostgreSQL), and what one revoked (an API key,
- * a session), the other refuses from the next request on.
+ * a session), the other refuses from the next request on. The roles reach NATS over TLS with a
+ * token and client certificates.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -16,7 +17,8 @@ let b: string;
 
 before(async () => {
   // A short retention for orders that end unfilled: the projector prunes the history as the embedded worker does.
-  cluster = await Cluster.start({ cores: 2, gateways: 2, env: { HISTORY_UNFILLED_ORDER_RETENTION_MS: '1000' } });
+  // NATS over TLS with a token and client certificates, as docs/deploy.md asks of a deployment.
+  cluster = await Cluster.start({ cores: 2, gateways: 2, secureNats: true, env: { HISTORY_UNFILLED_ORDER_RETENTION_MS: '1000' } });
   [a, b] = cluster.gateways.map((g) => g.url) as [string, string];
 });
 

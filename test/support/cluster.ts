@@ -5,7 +5,8 @@
  * DATA_DIR and port, sharing one simulated chain file. Every process can be killed with SIGKILL
  * and started again on the same folder.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PgCommandLog } from '../../src/adapters/postgres/command-log.ts';
@@ -16,7 +17,8 @@ import { Exchange } from '../../src/core/exchange.ts';
 import type { CommandLogTail } from '../../src/runtime/command-log-tail.ts';
 import { LogFollower } from '../../src/runtime/log-follower.ts';
 import { freePort, testServiceEnv, waitFor } from './harness.ts';
-import { NatsServer } from './nats.ts';
+import { makeCertificates, type TestCertificates } from './certificates.ts';
+import { NatsServer, type NatsServerSecurity } from './nats.ts';
 import { PostgresServer } from './postgres.ts';
 import { ServiceProcess } from './service-process.ts';
 
@@ -31,6 +33,11 @@ export interface ClusterShape {
    * a good part of a file's time).
    */
   readonly together?: boolean;
+  /**
+   * NATS asks for a token and speaks TLS only, verifying client certificates; every role gets
+   * NATS_TOKEN_FILE and the NATS_TLS_* files (test/support/certificates.ts).
+   */
+  readonly secureNats?: boolean;
 }
 
 export interface RoleHealth {
@@ -48,16 +55,30 @@ export class Cluster {
   /** Every role process started, whether or not its start succeeded (stop kills them all). */
   private readonly spawned: ServiceProcess[] = [];
 
-  private constructor(readonly postgres: PostgresServer, readonly nats: NatsServer, readonly root: string, private readonly env: Record<string, string>) {}
+  private constructor(readonly postgres: PostgresServer, readonly nats: NatsServer, readonly root: string, private readonly env: Record<string, string>, private readonly certificates: TestCertificates | null) {}
 
   static async start(shape: ClusterShape): Promise<Cluster> {
-    const servers = await Promise.allSettled([PostgresServer.start(), NatsServer.start()]);
+    const root = mkdtempSync(join(tmpdir(), 'exchange-cluster-'));
+    const certificates = shape.secureNats === true ? makeCertificates() : null;
+    const env = { ...shape.env };
+    let natsSecurity: NatsServerSecurity = {};
+    if (certificates !== null) {
+      const token = randomBytes(24).toString('hex');
+      writeFileSync(join(root, 'nats-token'), token, { mode: 0o600 });
+      natsSecurity = { token, tls: { cert: certificates.serverCert, key: certificates.serverKey, verifyClientsWith: certificates.caFile } };
+      Object.assign(env, {
+        NATS_TOKEN_FILE: join(root, 'nats-token'), NATS_TLS_CA_FILE: certificates.caFile,
+        NATS_TLS_CERT_FILE: certificates.clientCert, NATS_TLS_KEY_FILE: certificates.clientKey,
+      });
+    }
+    const servers = await Promise.allSettled([PostgresServer.start(), NatsServer.start(natsSecurity)]);
     if (servers[0].status === 'rejected' || servers[1].status === 'rejected') {
       for (const s of servers) if (s.status === 'fulfilled') await s.value.destroy();
+      certificates?.remove();
+      rmSync(root, { recursive: true, force: true });
       throw servers.find((s) => s.status === 'rejected')!.reason;
     }
-    const root = mkdtempSync(join(tmpdir(), 'exchange-cluster-'));
-    const cluster = new Cluster(servers[0].value, servers[1].value, root, shape.env ?? {});
+    const cluster = new Cluster(servers[0].value, servers[1].value, root, env, certificates);
     // A role that fails to start must not leave the servers and the other roles running: the test
     // process would wait on them until CI's limit.
     try {
@@ -143,6 +164,7 @@ export class Cluster {
   async stop(): Promise<void> {
     for (const proc of new Set([...this.gateways, this.projector, ...this.cores, ...this.spawned])) await proc?.kill();
     await Promise.all([this.postgres.destroy(), this.nats.destroy()]);
+    this.certificates?.remove();
     rmSync(this.root, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,8 @@
 /**
  * A real NATS server with JetStream for the distributed mode's tests: Debian's `nats-server`
  * (`nats-server -js -sd <temporary folder> -a 127.0.0.1 -p <free port>`), started and stopped or
- * killed with SIGKILL by the test, and restarted on the same folder and port.
+ * killed with SIGKILL by the test, and restarted on the same folder and port; optionally asking for
+ * a token and speaking TLS only (test/support/certificates.ts makes the certificates).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -11,13 +12,19 @@ import { join } from 'node:path';
 import { freePort } from './harness.ts';
 import { awaitServerReady } from './server-child.ts';
 
+/** A server that asks for a token, and speaks TLS only (verifying client certificates against `verifyClientsWith`). */
+export interface NatsServerSecurity {
+  readonly token?: string;
+  readonly tls?: { readonly cert: string; readonly key: string; readonly verifyClientsWith?: string };
+}
+
 export class NatsServer {
   private child: ChildProcess | null = null;
 
-  private constructor(readonly dir: string, readonly port: number) {}
+  private constructor(readonly dir: string, readonly port: number, private readonly security: NatsServerSecurity) {}
 
-  static async start(): Promise<NatsServer> {
-    const server = new NatsServer(mkdtempSync(join(tmpdir(), 'exchange-nats-')), await freePort());
+  static async start(security: NatsServerSecurity = {}): Promise<NatsServer> {
+    const server = new NatsServer(mkdtempSync(join(tmpdir(), 'exchange-nats-')), await freePort(), security);
     await server.restart();
     return server;
   }
@@ -27,7 +34,12 @@ export class NatsServer {
   }
 
   async restart(): Promise<void> {
-    const child = spawn(natsServerBin(), ['-js', '-sd', this.dir, '-a', '127.0.0.1', '-p', String(this.port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { token, tls } = this.security;
+    const args = ['-js', '-sd', this.dir, '-a', '127.0.0.1', '-p', String(this.port)];
+    if (token !== undefined) args.push('--auth', token);
+    if (tls !== undefined) args.push('--tls', '--tlscert', tls.cert, '--tlskey', tls.key);
+    if (tls?.verifyClientsWith !== undefined) args.push('--tlsverify', '--tlscacert', tls.verifyClientsWith);
+    const child = spawn(natsServerBin(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     await awaitServerReady('nats-server', child, async (output) => output.includes('Server is ready') && (await listening(this.port)), 15_000, 20);
   }

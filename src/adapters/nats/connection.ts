@@ -4,6 +4,8 @@
  * carries on by itself once a restarted server is back; and it pings every 2 s, two unanswered
  * pings dropping the connection, so a server that vanished without closing the socket (a host
  * lost, a partition) is noticed in about 4-6 s rather than at the operating system's TCP timeout.
+ * A token or a user and password authenticate it, and TLS (with the CA that signed the server's
+ * certificate, and a client certificate when the server verifies clients) protects it on the wire.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 
@@ -12,12 +14,26 @@ export type { NatsConnection };
 export interface NatsConnectOptions {
   /** Keep trying when the server is not up yet at start (default: fail, naming the URL). */
   readonly waitForServer?: boolean;
+  /** Credentials and TLS (config/env.ts NatsSecurity; docs/deploy.md). */
+  readonly security?: {
+    readonly token: string | null;
+    readonly user: string | null;
+    readonly password: string | null;
+    readonly tls: { readonly caFile: string; readonly certFile: string | null; readonly keyFile: string | null } | null;
+  };
 }
 
 export async function connectNats(url: string, name: string, options: NatsConnectOptions = {}): Promise<NatsConnection> {
+  const security = options.security;
+  const tls = security?.tls ?? null;
   try {
     return await connect({
       servers: url,
+      ...(security !== undefined && security.token !== null ? { token: security.token } : {}),
+      ...(security !== undefined && security.user !== null ? { user: security.user, pass: security.password ?? '' } : {}),
+      // With a CA the server must present a certificate it signed (and the connection is refused
+      // if the server does not speak TLS); the client certificate is sent when the server asks.
+      ...(tls !== null ? { tls: { caFile: tls.caFile, ...(tls.certFile !== null ? { certFile: tls.certFile, keyFile: tls.keyFile! } : {}) } } : {}),
       name,
       reconnect: true,
       maxReconnectAttempts: -1,
