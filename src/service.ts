@@ -21,7 +21,7 @@ import { coreConfig, coreSettings } from './config/core.ts';
 import type { Settings } from './config/env.ts';
 import { Exchange } from './core/exchange.ts';
 import { ExchangeQueries } from './core/queries.ts';
-import { createApp, type TypedApp } from './gateway/app.ts';
+import { closeApp, createApp, type TypedApp } from './gateway/app.ts';
 import { ApiKeys } from './gateway/auth/api-keys.ts';
 import { Sessions } from './gateway/auth/sessions.ts';
 import { SiweVerifier } from './gateway/auth/siwe.ts';
@@ -213,7 +213,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       clearInterval(sessionPrune);
       chain.stop();
       streams.close();
-      await app.close();
+      await closeApp(app);
       await sequencer.drain();
       await sequencer.historyBarrier().catch(() => undefined); // a failed writer has nothing more to write
       await writer.close();

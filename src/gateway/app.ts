@@ -191,6 +191,22 @@ function sendError(app: FastifyInstance, error: unknown, req: FastifyRequest, re
 const UNAVAILABLE_RETRY_AFTER_S = 1;
 
 /** Maps anything thrown on the way to a status and the public envelope (no internals leak). */
+/**
+ * Stops the server the way a restart wants it: no new connection, every request in flight
+ * answered, then every connection closed. Node closes the connections idle at `close()` only; one
+ * whose request was still being answered then stayed open, idle, until its keep-alive timeout
+ * (72 s): a clean stop of the service with the maker trading took 70 s about one time in eight.
+ * So the idle ones are closed again every 50 ms until the server has stopped.
+ */
+export async function closeApp(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
+}
+
 export function toErrorBody(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof ApiError) return { status: error.status, body: { error: error.code, message: error.message } };
   const e = error as Partial<FastifyError> & { validation?: unknown };

@@ -25,7 +25,7 @@ import type { Settings } from '../config/env.ts';
 import { Exchange } from '../core/exchange.ts';
 import { ExchangeQueries } from '../core/queries.ts';
 import { mountApi } from '../gateway/api.ts';
-import { createApp, type TypedApp } from '../gateway/app.ts';
+import { closeApp, createApp, type TypedApp } from '../gateway/app.ts';
 import { coalesced } from '../gateway/coalesced.ts';
 import { ApiKeys } from '../gateway/auth/api-keys.ts';
 import { Sessions } from '../gateway/auth/sessions.ts';
@@ -200,7 +200,7 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
     async close() {
       clearInterval(sessionPrune);
       streams.close();
-      await gateway.close();
+      await closeApp(gateway);
       await follower.stop();
       await closeNats(nats);
       apiKeys.close();

@@ -228,3 +228,28 @@ function statusOf(url: string, path: string, agent: Agent): Promise<number> {
     req.end();
   });
 }
+
+describe('a clean stop', () => {
+  test('answers the request in flight, then closes its keep-alive connection at once, not after the keep-alive timeout', async () => {
+    const svc = await startService(HIGH_RATE);
+    const conn = new RawConnection(svc.url);
+    try {
+      assert.equal(await conn.get('/health'), 200, 'a keep-alive connection that has served a request');
+      // The next request's head arrives, its body not yet: it is in flight when the stop begins.
+      const body = JSON.stringify({ walletAddress: `0x${'ab'.repeat(20)}` });
+      await conn.write(`POST /auth/nonce HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      await sleep(100);
+      const started = performance.now();
+      const stopped = svc.close().then(() => performance.now() - started);
+      await sleep(200);
+      await conn.write(body);
+      await waitFor(() => /^HTTP\/1\.1 \d{3}/m.test(conn.received.split('\r\n\r\n').slice(2).join('')) || conn.closed, 3_000, 5);
+      assert.match(conn.received, /HTTP\/1\.1 200 OK[\s\S]*HTTP\/1\.1 (200|201)/, 'the request in flight was answered');
+      const ms = await Promise.race([stopped, sleep(5_000).then(() => Number.POSITIVE_INFINITY)]);
+      assert.ok(ms < 5_000, `the stop took ${ms.toFixed(0)} ms (the keep-alive timeout is ${SERVER_LIMITS.keepAliveTimeoutMs} ms)`);
+      await waitFor(() => conn.closed, 1_000, 5);
+    } finally {
+      conn.close();
+    }
+  });
+});
