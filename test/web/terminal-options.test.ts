@@ -12,7 +12,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import type { Hex } from 'viem';
 import { ExchangeClient } from '../../sdk/src/index.ts';
 import { waitFor } from '../support/harness.ts';
@@ -22,6 +22,12 @@ import { deposit, signInLocal, startTerminal, type Terminal } from './terminal.t
 /** Polls an expression in the page (page.evaluate is not subject to the page's CSP; waitForFunction's polling is). */
 async function until(page: Page, expression: string, timeoutMs: number): Promise<void> {
   await waitFor(async () => Boolean(await page.evaluate(expression)), timeoutMs, 100);
+}
+
+/** A field's value once it has settled on `expected` (the ticket fills in after the click's render), checked. */
+async function settledValue(field: Locator, expected: string): Promise<void> {
+  await waitFor(async () => (await field.inputValue()) === expected, 5_000, 20).catch(() => undefined);
+  assert.equal(await field.inputValue(), expected);
 }
 
 describe('web terminal: options', { skip: chromiumMissing() }, () => {
@@ -73,7 +79,7 @@ describe('web terminal: options', { skip: chromiumMissing() }, () => {
     await ask.click();
     const ticket = page.getByTestId('option-ticket');
     assert.equal(await page.getByTestId('ticket-instrument').innerText(), marketId);
-    assert.equal(await ticket.getByLabel(/Limit price/).inputValue(), askPrice);
+    await settledValue(ticket.getByLabel(/Limit price/), askPrice);
     assert.equal(await ticket.getByRole('button', { name: 'Buy', exact: true }).getAttribute('aria-pressed'), 'true');
     // A marketable limit a fifth above the ask fills even if the maker re-quotes meanwhile (fills happen at the maker's price).
     const limit = (Number(askPrice) * 1.2).toFixed(1);
@@ -125,8 +131,8 @@ describe('web terminal: options', { skip: chromiumMissing() }, () => {
     const ticket = page.getByTestId('option-ticket');
     assert.equal(await page.getByTestId('ticket-instrument').innerText(), marketId);
     assert.equal(await ticket.getByRole('button', { name: 'Sell', exact: true }).getAttribute('aria-pressed'), 'true');
-    assert.equal(await ticket.getByLabel(/Quantity/).inputValue(), '0.1');
-    assert.equal(await ticket.getByLabel('Time in force').inputValue(), 'ioc');
+    await settledValue(ticket.getByLabel(/Quantity/), '0.1');
+    await settledValue(ticket.getByLabel('Time in force'), 'ioc');
     assert.equal(await ticket.getByLabel('Reduce-only').isChecked(), true);
     // Marketable: a fifth under the bid, so a re-quote meanwhile still fills (at the maker's price).
     const bid = Number(await ticket.getByLabel(/Limit price/).inputValue());

@@ -7,7 +7,7 @@
  * (POST /options/orders, with a fresh clientOrderId so a retry never trades twice). The strings the
  * trader typed are sent as typed; every figure shown comes from the API.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { newClientId, type BodyOf, type ExchangeClient, type ResponseOf } from '../../../../sdk/src/index.ts';
 import { num } from '../../lib/format.ts';
 import { notify, reportError } from '../../lib/notify.ts';
@@ -62,7 +62,8 @@ export function OptionTicket(props: TicketProps) {
   const [draft, setDraft] = useState<Draft>({ side: 'buy', price: '', quantity: '', timeInForce: 'gtc', postOnly: false, reduceOnly: false });
   const [sending, setSending] = useState(false);
   const set = (change: Partial<Draft>) => setDraft((d) => ({ ...d, ...change }));
-  useEffect(() => {
+  // Before paint: the picked instrument and its price show together, never the instrument with an empty price.
+  useLayoutEffect(() => {
     const p = props.pick;
     if (p === null) return;
     const quantity = p.quantity ?? (draft.quantity === '' ? (props.instrument?.minSize ?? '') : draft.quantity);
