@@ -136,8 +136,10 @@ export class PgCommandLog implements JournalWriter, CommandLogTail, RecoveryLog 
       values: [afterSeq, limit],
     });
     // Archived records left command_log in the same transaction that stored their segment, so
-    // what this query missed, the archive holds (command-log-archive.ts).
-    if (rows.length === 0 || Number(rows[0]!.seq) !== afterSeq + 1) {
+    // what this query missed, the archive holds (command-log-archive.ts). No row at all means the
+    // reader is at the head (the head row is never archived): a caught-up follower's poll costs
+    // one query, as before.
+    if (rows.length > 0 && Number(rows[0]!.seq) !== afterSeq + 1) {
       const archived = await this.archive.readAfter(afterSeq, previousLink, limit);
       if (archived !== null) return archived;
     }
