@@ -13,6 +13,7 @@ import pg from 'pg';
 import { Exchange } from '../../core/exchange.ts';
 import { LogFollower } from '../../runtime/log-follower.ts';
 import { PostgresServer } from '../../../test/support/postgres.ts';
+import { writeCommandLog } from '../../../test/support/command-log.ts';
 import { RichVenue, richConfig } from '../../../test/support/rich-venue.ts';
 import { encodeCommand } from '../store/command-codec.ts';
 import { stateHash } from '../store/snapshot-files.ts';
@@ -39,12 +40,7 @@ before(async () => {
   server = await PostgresServer.start();
   await migratePostgres(server.url);
   pool = postgresPool(server.url, 4);
-  await pool.query('UPDATE core_leader SET epoch = 1 WHERE id = 1');
-  const log = await PgCommandLog.lead(server.url, 1);
-  for (let i = 0; i < journal.length; i += 300) {
-    await log.append(journal.slice(i, i + 300).map((c, j) => ({ commandId: `id-${i + j + 1}`, ts: c.ts, command: c.command, events: [] })));
-  }
-  await log.close();
+  await writeCommandLog(server.url, 1, journal, 300);
 });
 after(async () => {
   await pool?.end();
@@ -156,12 +152,7 @@ test('retention deletes old segments only before the oldest kept snapshot', asyn
 test('the projector\'s snapshot worker archives what its kept snapshots cover', { timeout: 60_000 }, async () => {
   // A log of its own: the same venue in a fresh database.
   await pool.query('TRUNCATE command_log, command_log_segments, core_snapshots');
-  await pool.query('UPDATE core_leader SET epoch = 4 WHERE id = 1');
-  const log = await PgCommandLog.lead(server.url, 4);
-  for (let i = 0; i < journal.length; i += 300) {
-    await log.append(journal.slice(i, i + 300).map((c, j) => ({ commandId: `id-${i + j + 1}`, ts: c.ts, command: c.command, events: [] })));
-  }
-  await log.close();
+  await writeCommandLog(server.url, 4, journal, 300);
   let target = 500;
   const snapshotter = new PgSnapshotter({
     databaseUrl: server.url, core: { depositConfirmations: 1 }, keep: 2, segmentRetentionMs: 0, archiveAfterMs: 0, everyCommands: 1e9, everyMs: 3_600_000,

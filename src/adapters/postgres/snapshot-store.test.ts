@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { Exchange } from '../../core/exchange.ts';
 import { LogFollower } from '../../runtime/log-follower.ts';
+import { writeCommandLog } from '../../../test/support/command-log.ts';
 import { PostgresServer } from '../../../test/support/postgres.ts';
 import { RichVenue, richConfig, type TimedCommand } from '../../../test/support/rich-venue.ts';
 import { stateHash } from '../store/snapshot-files.ts';
@@ -39,12 +40,7 @@ before(async () => {
   server = await PostgresServer.start();
   await migratePostgres(server.url);
   pool = postgresPool(server.url, 4);
-  await pool.query('UPDATE core_leader SET epoch = 1 WHERE id = 1');
-  const log = await PgCommandLog.lead(server.url, 1);
-  for (let i = 0; i < journal.length; i += 250) {
-    await log.append(journal.slice(i, i + 250).map((c, j) => ({ commandId: `id-${i + j + 1}`, ts: c.ts, command: c.command, events: [] })));
-  }
-  await log.close();
+  await writeCommandLog(server.url, 1, journal);
   fullHash = hashOf(replay(fresh(), journal));
 });
 after(async () => {
