@@ -190,7 +190,6 @@ function sendError(app: FastifyInstance, error: unknown, req: FastifyRequest, re
 /** Seconds a client waits before retrying a 503: a standby core leads within a few seconds. */
 const UNAVAILABLE_RETRY_AFTER_S = 1;
 
-/** Maps anything thrown on the way to a status and the public envelope (no internals leak). */
 /**
  * Stops the server the way a restart wants it: no new connection, every request in flight
  * answered, then every connection closed. Node closes the connections idle at `close()` only; one
@@ -207,6 +206,7 @@ export async function closeApp(app: FastifyInstance): Promise<void> {
   }
 }
 
+/** Maps anything thrown on the way to a status and the public envelope (no internals leak). */
 export function toErrorBody(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof ApiError) return { status: error.status, body: { error: error.code, message: error.message } };
   const e = error as Partial<FastifyError> & { validation?: unknown };

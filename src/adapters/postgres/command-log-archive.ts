@@ -71,7 +71,8 @@ async function archiveOne(pool: pg.Pool, beforeSeq: number, beforeTs: number, pe
     const { rows } = await client.query<{ seq: string; ts: string; command: Buffer; chain: string }>(
       'SELECT seq, ts, command, chain FROM command_log WHERE seq BETWEEN $1 AND $2 ORDER BY seq', [from, to],
     );
-    const previousLink = from === 1 ? GENESIS : Number(bounds!.last_link ?? Number.NaN);
+    // The last segment's link, or the chain's start when nothing is archived yet (then from is 1).
+    const previousLink = bounds!.last_link === null ? GENESIS : Number(bounds!.last_link);
     const records = checkedRows(rows, from, to, previousLink);
     const { header, parts } = encodeSegment(records, previousLink);
     await client.query(
@@ -91,14 +92,13 @@ async function archiveOne(pool: pg.Pool, beforeSeq: number, beforeTs: number, pe
 
 /** The rows from `from` to `to`, each present and linked on from `previousLink`, or a loud failure naming the seq. */
 function checkedRows(rows: readonly { seq: string; ts: string; command: Buffer; chain: string }[], from: number, to: number, previousLink: number) {
-  if (Number.isNaN(previousLink)) throw new Error(`command log archive: the segment before seq ${from} has no link`);
+  // Unique seqs between from and to, as many as the range holds: all of them, in order.
   if (rows.length !== to - from + 1) throw new Error(`command log archive: ${rows.length} rows of seqs ${from}..${to} in command_log; a record is missing`);
   let previous = previousLink;
-  return rows.map((row, i) => {
+  return rows.map((row) => {
     const seq = Number(row.seq);
     const ts = Number(row.ts);
     const chain = Number(row.chain);
-    if (seq !== from + i) throw new Error(`command log archive: no record at seq ${from + i} (rows ${from}..${to} must all be in command_log)`);
     if (link(previous, seq, ts, row.command) !== chain) throw new Error(`command log archive: the record at seq ${seq} does not match its chain link; not archived`);
     previous = chain;
     return { seq, ts, command: row.command, chain };
@@ -120,7 +120,8 @@ export async function pruneArchive(pool: pg.Pool, retentionMs: number, now: numb
  * kept, as a follower replaying from seq 0 reads it page by page).
  */
 export class ArchivedLog {
-  private cached: { readonly firstSeq: number; readonly records: readonly (LinkedRecord & { readonly previous: number })[] } | null = null;
+  /** The segment decoded last, with the link of the record before its first. */
+  private cached: { readonly previousLink: number; readonly records: readonly LinkedRecord[] } | null = null;
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -129,12 +130,12 @@ export class ArchivedLog {
    * null when the archive does not hold seq `afterSeq` + 1.
    */
   async readAfter(afterSeq: number, previousLink: number, limit: number): Promise<LinkedRecord[] | null> {
-    const records = await this.segmentHolding(afterSeq + 1);
-    if (records === null) return null;
-    const start = afterSeq + 1 - records[0]!.seq;
-    const first = records[start]!;
-    if (first.previous !== previousLink) throw new Error(`the command log's archived record at seq ${first.seq} does not continue the chain of the record before it`);
-    return records.slice(start, start + limit).map(({ previous: _previous, ...record }) => record);
+    const segment = await this.segmentHolding(afterSeq + 1);
+    if (segment === null) return null;
+    const start = afterSeq + 1 - segment.records[0]!.seq;
+    const before = start === 0 ? segment.previousLink : segment.records[start - 1]!.link;
+    if (before !== previousLink) throw new Error(`the command log's archived record at seq ${afterSeq + 1} does not continue the chain of the record before it`);
+    return segment.records.slice(start, start + limit);
   }
 
   /** Drops the decoded segment (the reader has gone past the archive). */
@@ -144,13 +145,13 @@ export class ArchivedLog {
 
   /** The chain link of archived record `seq`, or null when the archive does not hold it. */
   async linkAt(seq: number): Promise<number | null> {
-    const records = await this.segmentHolding(seq);
-    return records === null ? null : records[seq - records[0]!.seq]!.link;
+    const segment = await this.segmentHolding(seq);
+    return segment === null ? null : segment.records[seq - segment.records[0]!.seq]!.link;
   }
 
-  private async segmentHolding(seq: number): Promise<readonly (LinkedRecord & { readonly previous: number })[] | null> {
+  private async segmentHolding(seq: number): Promise<{ readonly previousLink: number; readonly records: readonly LinkedRecord[] } | null> {
     const cached = this.cached;
-    if (cached !== null && seq >= cached.firstSeq && seq < cached.firstSeq + cached.records.length) return cached.records;
+    if (cached !== null && seq >= cached.records[0]!.seq && seq <= cached.records.at(-1)!.seq) return cached;
     const { rows } = await this.pool.query<{ first_seq: string; last_seq: string; segment: Buffer }>(
       'SELECT first_seq, last_seq, segment FROM command_log_segments WHERE first_seq <= $1 AND last_seq >= $1', [seq],
     );
@@ -159,13 +160,10 @@ export class ArchivedLog {
     const firstSeq = Number(row.first_seq);
     const lastSeq = Number(row.last_seq);
     const file = { firstSeq, lastSeq, name: `command_log_segments ${segmentName(firstSeq, lastSeq)}` };
-    const records: (LinkedRecord & { previous: number })[] = [];
-    let previous = parseSegment(row.segment, file).header.previousLink;
-    for (const { chain, ...record } of segmentRecords(row.segment, file)) {
-      records.push({ ...record, link: chain, commandId: null, previous });
-      previous = chain;
-    }
-    this.cached = { firstSeq, records };
-    return records;
+    const segment = parseSegment(row.segment, file);
+    const records: LinkedRecord[] = [];
+    for (const { chain, ...record } of segmentRecords(segment, file.name)) records.push({ ...record, link: chain, commandId: null });
+    this.cached = { previousLink: segment.header.previousLink, records };
+    return this.cached;
   }
 }

@@ -32,8 +32,8 @@ import pg from 'pg';
 import type { CommandLogTail, LinkedRecord } from '../../runtime/command-log-tail.ts';
 import type { CommittedCommand, JournalWriter, RecoveryLog } from '../../runtime/journal-port.ts';
 import { encodeCommand } from '../store/command-codec.ts';
-import { ArchivedLog } from './command-log-archive.ts';
 import { decodeRecord, GENESIS, link } from '../store/journal-record.ts';
+import { ArchivedLog } from './command-log-archive.ts';
 
 export interface PgCommandLogOptions {
   /**
@@ -200,9 +200,10 @@ export class PgCommandLog implements JournalWriter, CommandLogTail, RecoveryLog 
   private async linkAt(seq: number): Promise<number> {
     if (seq === 0) return GENESIS;
     const { rows } = await this.pool.query<{ chain: string }>('SELECT chain FROM command_log WHERE seq = $1', [seq]);
-    const archived = rows.length === 0 ? await this.archive.linkAt(seq) : null;
-    if (rows.length === 0 && archived === null) throw new Error(`the command log has no record at seq ${seq}: cannot check the chain after it`);
-    return archived ?? Number(rows[0]!.chain);
+    if (rows.length > 0) return Number(rows[0]!.chain);
+    const archived = await this.archive.linkAt(seq);
+    if (archived === null) throw new Error(`the command log has no record at seq ${seq}: cannot check the chain after it`);
+    return archived;
   }
 }
 

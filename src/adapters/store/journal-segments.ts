@@ -98,8 +98,8 @@ export class JournalSegments {
    * The records of one segment, each checked against its link (from the header's `previousLink`,
    * or `previousLink` when given: the chain must continue from what was read before it).
    */
-  records(file: SegmentFile, previousLink?: number): Generator<JournalRecord & { readonly chain: number }> {
-    return segmentRecords(readFileSync(join(this.dir, file.name)), file, previousLink);
+  *records(file: SegmentFile, previousLink?: number): Generator<JournalRecord & { readonly chain: number }> {
+    yield* segmentRecords(parseSegment(readFileSync(join(this.dir, file.name)), file), file.name, previousLink);
   }
 
   /** Deletes the given segments (retention). */
@@ -147,14 +147,14 @@ export function encodeSegment(rows: readonly StoredRecord[], previousLink: numbe
 }
 
 /**
- * The records of a segment's bytes, each checked against its link (from the header's
- * `previousLink`, or `previousLink` when given: the chain must continue from what was read before
- * it). `file` names the seqs the segment must hold (a file's name, an archive row's keys).
+ * The records of a checked segment (parseSegment), each checked against its link (from the
+ * header's `previousLink`, or `previousLink` when given: the chain must continue from what was
+ * read before it). `name` names the segment in errors (a file's name, an archive row's keys).
  */
-export function* segmentRecords(bytes: Buffer, file: SegmentFile, previousLink?: number): Generator<JournalRecord & { readonly chain: number }> {
-  const { header, body } = parseSegment(bytes, file);
+export function* segmentRecords(segment: ParsedSegment, name: string, previousLink?: number): Generator<JournalRecord & { readonly chain: number }> {
+  const { header, body } = segment;
   if (previousLink !== undefined && previousLink !== header.previousLink) {
-    throw new Error(`journal segment ${file.name} does not continue the chain of the record before it`);
+    throw new Error(`journal segment ${name} does not continue the chain of the record before it`);
   }
   const r = new ByteReader(gunzipSync(body));
   let previous = header.previousLink;
@@ -168,11 +168,17 @@ export function* segmentRecords(bytes: Buffer, file: SegmentFile, previousLink?:
     yield { ...decodeRecord({ seq, ts, command, chain }, previous), chain };
     previous = chain;
   }
-  if (previous !== header.lastLink || !r.done) throw new Error(`journal segment ${file.name} does not end where its header says`);
+  if (previous !== header.lastLink || !r.done) throw new Error(`journal segment ${name} does not end where its header says`);
+}
+
+/** A segment's header and its compressed body. */
+export interface ParsedSegment {
+  readonly header: SegmentHeader;
+  readonly body: Buffer;
 }
 
 /** A segment's header and compressed body, checked: magic, header CRC, seqs against `file`, body SHA-256. */
-export function parseSegment(bytes: Buffer, file: SegmentFile): { header: SegmentHeader; body: Buffer } {
+export function parseSegment(bytes: Buffer, file: SegmentFile): ParsedSegment {
   const refuse = (why: string) => new Error(`journal segment ${file.name} refused: ${why}`);
   if (bytes.length < MAGIC.length + 8 || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) throw refuse('not a segment file');
   const length = bytes.readUInt32LE(MAGIC.length);
