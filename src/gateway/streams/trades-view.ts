@@ -10,8 +10,10 @@
  * start is read from the history (`histories(ctx)`, which waits until it holds every command
  * published so far), and every later trade comes from the `fill` events the hub hands its sinks
  * once their batch is durable. The two meet without a gap or a repeat: the group takes events from
- * before it asks the history until it has read it, and keeps those above the history's newest
- * trade id (trade ids increase in commit order).
+ * before it asks the history until it has read it, and from then on keeps only trades above the
+ * newest id it holds (trade ids increase in commit order). The history can be ahead of the events
+ * as well as behind: the journal writer projects a batch before the hub is handed it, so a trade
+ * the start read may still be published afterwards, and is then dropped, not sent twice.
  *
  * One TradesGroup per (market, intervalMs), shared by all its members: trades published in an
  * interval are serialized once (one JSON text per trade) and written in one frame to every member
@@ -78,6 +80,8 @@ export class TradesGroup extends Group {
   private pending: TapeEntry[] = [];
   /** Trades published while the start is being read (null once it is). */
   private early: TapeEntry[] | null = [];
+  /** Id of the newest trade held or pending: a published trade at or below it is already there. */
+  private newestId = 0;
   private snapshotChunk: Buffer | null = null;
   /** Engine time of what members hold. */
   private heldTs: number;
@@ -114,6 +118,8 @@ export class TradesGroup extends Group {
       if (this.early.length > 2 * TAPE_SNAPSHOT_TRADES) this.early.splice(0, this.early.length - TAPE_SNAPSHOT_TRADES);
       return;
     }
+    if (entry.id <= this.newestId) return;
+    this.newestId = entry.id;
     this.pending.push(entry);
     if (this.pending.length >= MAX_PENDING_TAPE_TRADES) this.flushSoon();
   }
@@ -139,6 +145,7 @@ export class TradesGroup extends Group {
     const newest = start.length === 0 ? 0 : start[start.length - 1]!.id;
     for (const e of this.early ?? []) if (e.id > newest) start.push(e);
     this.early = null;
+    if (start.length > 0) this.newestId = start[start.length - 1]!.id;
     this.held = start.length > TAPE_SNAPSHOT_TRADES ? start.slice(-TAPE_SNAPSHOT_TRADES) : start;
     if (this.held.length > 0) this.heldTs = Math.max(this.heldTs, this.held[this.held.length - 1]!.at);
   }
