@@ -17,7 +17,7 @@ import type { FillRecord } from '../../src/core/records.ts';
 import type { GatewayContext } from '../../src/gateway/context.ts';
 import type { PublicTrade } from '../../src/gateway/history-port.ts';
 import { StreamHub } from '../../src/gateway/streams/hub.ts';
-import type { SseConnection } from '../../src/gateway/streams/sse.ts';
+import type { StreamConnection } from '../../src/gateway/streams/sse.ts';
 import { TradeViews } from '../../src/gateway/streams/trades-view.ts';
 
 const MARKET = 'BTC-PERP';
@@ -86,7 +86,7 @@ const joined: (() => void)[] = [];
 afterEach(() => joined.splice(0).forEach((leave) => leave()));
 
 /** A member that keeps the trade ids of each frame it is written. */
-function member(): { conn: SseConnection; frames: string[][]; leave(): void } {
+function member(): { conn: StreamConnection; frames: string[][]; leave(): void } {
   const frames: string[][] = [];
   const closers: (() => void)[] = [];
   const conn = {
@@ -97,7 +97,7 @@ function member(): { conn: SseConnection; frames: string[][]; leave(): void } {
     },
     onClose: (closer: () => void) => closers.push(closer),
     fail: () => undefined,
-  } as unknown as SseConnection;
+  } as unknown as StreamConnection;
   const leave = () => closers.splice(0).forEach((c) => c());
   joined.push(leave);
   return { conn, frames, leave };

@@ -36,7 +36,7 @@ import type { LinearMarketView } from '../../core/queries.ts';
 import { dec, decOrNull, iso } from '../format.ts';
 import type { BookListener, BookViews } from './book-view.ts';
 import { Group, type EventSink, type StreamHub } from './hub.ts';
-import { eventChunk, type SseConnection, type StreamErrorCode } from './sse.ts';
+import { eventChunk, type StreamConnection, type StreamErrorCode } from './sse.ts';
 
 export interface EventsQuery {
   readonly market: LinearMarketView;
@@ -129,7 +129,7 @@ class Pending {
 
 /** /perps/stream/user: one group per (address, intervalMs, openOnly). */
 export class UserGroup extends Group implements AccountSink {
-  private readonly members = new Set<SseConnection>();
+  private readonly members = new Set<StreamConnection>();
   private readonly pending: Pending;
   private readonly detach: () => void;
 
@@ -147,7 +147,7 @@ export class UserGroup extends Group implements AccountSink {
   }
 
   /** Flushes what the group holds to its members, then the joiner's snapshot. */
-  join(conn: SseConnection): void {
+  join(conn: StreamConnection): void {
     this.run(true);
     this.members.add(conn);
     this.retain();
@@ -195,7 +195,7 @@ export class EventsSubscriber implements AccountSink, BookListener {
 
   constructor(
     private readonly hub: StreamHub,
-    private readonly conn: SseConnection,
+    private readonly conn: StreamConnection,
     private readonly address: string,
     private readonly market: LinearMarketView,
     openOnly: boolean,
@@ -319,7 +319,7 @@ export class AccountViews implements EventSink {
   }
 
   /** /perps/stream/user: joins (or makes) the group. */
-  joinUser(conn: SseConnection, address: string, intervalMs: number, openOnly: boolean): void {
+  joinUser(conn: StreamConnection, address: string, intervalMs: number, openOnly: boolean): void {
     const key = `${address}|${intervalMs}|${openOnly}`;
     let group = this.userGroups.get(key);
     if (group === undefined) {
@@ -330,7 +330,7 @@ export class AccountViews implements EventSink {
   }
 
   /** /perps/stream/events: a subscriber for this connection. */
-  openEvents(conn: SseConnection, address: string, q: EventsQuery): void {
+  openEvents(conn: StreamConnection, address: string, q: EventsQuery): void {
     const subscriber = new EventsSubscriber(this.hub, conn, address, q.market, q.openOnly);
     subscriber.start(this, this.books, q.depth, q.intervalMs);
   }

@@ -23,12 +23,12 @@
 import type { ExchangeEvent } from '../../core/events.ts';
 import { dec, iso } from '../format.ts';
 import { Group, type EventSink, type StreamHub } from './hub.ts';
-import type { SseConnection, StreamErrorCode } from './sse.ts';
+import type { StreamConnection, StreamErrorCode } from './sse.ts';
 
 export const BALANCES_INTERVAL_MS = 250;
 
 export class BalancesGroup extends Group {
-  private readonly members = new Set<SseConnection>();
+  private readonly members = new Set<StreamConnection>();
   /** The buckets JSON members hold (without updatedAt). */
   private held: string;
   private readAt: number;
@@ -57,7 +57,7 @@ export class BalancesGroup extends Group {
    * Brings existing members up to date, then sends the joiner's snapshot, both once the figures
    * read now are durable. The joiner holds the group (retain) while it waits.
    */
-  join(conn: SseConnection): void {
+  join(conn: StreamConnection): void {
     this.retain();
     let open = true;
     conn.onClose(() => {
@@ -93,7 +93,7 @@ export class BalancesGroup extends Group {
    * applied in the order they were taken. If the journal fails the core has stopped, and every
    * stream ends with UPSTREAM_UNAVAILABLE (StreamHub.upstreamDown).
    */
-  private whenDurable(figures: string, readAt: number, then: () => void, joiner: SseConnection | null): void {
+  private whenDurable(figures: string, readAt: number, then: () => void, joiner: StreamConnection | null): void {
     // Settled to a flag at once: a rejection must not wait, unhandled, behind earlier reads.
     const durable = this.hub.ctx.sequencer.barrier().then(() => true, () => false);
     this.waiting++;
@@ -181,7 +181,7 @@ export class BalancesViews implements EventSink {
   }
 
   /** Joins (or makes) the address's group. */
-  join(conn: SseConnection, address: string): void {
+  join(conn: StreamConnection, address: string): void {
     let group = this.groups.get(address);
     if (group === undefined) {
       group = new BalancesGroup(this.hub, this, address, () => this.groups.delete(address));

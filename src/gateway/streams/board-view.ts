@@ -24,13 +24,13 @@ import type { UnderlyingBoard } from '../../core/options/board.ts';
 import type { GatewayContext } from '../context.ts';
 import { boardView } from '../routes/options-board.ts';
 import { Group, type EventSink, type StreamHub } from './hub.ts';
-import type { SseConnection, StreamErrorCode } from './sse.ts';
+import type { StreamConnection, StreamErrorCode } from './sse.ts';
 
 /** Board stream cadence. */
 export const BOARD_INTERVAL_MS = 1000;
 
 export class BoardGroup extends Group {
-  private readonly members = new Set<SseConnection>();
+  private readonly members = new Set<StreamConnection>();
   private current: Buffer | null = null;
 
   constructor(
@@ -44,7 +44,7 @@ export class BoardGroup extends Group {
   }
 
   /** Adds a connection: the latest board now (built now for a new group), then every tick's. */
-  join(conn: SseConnection): void {
+  join(conn: StreamConnection): void {
     this.members.add(conn);
     this.retain();
     conn.onClose(() => {
@@ -123,7 +123,7 @@ export class BoardViews {
     hub.addSink(this.boards);
   }
 
-  join(conn: SseConnection, underlying: string): void {
+  join(conn: StreamConnection, underlying: string): void {
     let group = this.groups.get(underlying);
     if (group === undefined) {
       group = new BoardGroup(this.hub, underlying, this.boards, this.intervalMs, () => this.groups.delete(underlying));

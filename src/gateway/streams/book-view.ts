@@ -14,7 +14,7 @@
 import { BookLevels } from './book-levels.ts';
 import { BookMirrors, type BookMarket, type BookMirror, type BookWatcher } from './book-mirror.ts';
 import { Group, type StreamHub } from './hub.ts';
-import type { SseConnection, StreamErrorCode } from './sse.ts';
+import type { StreamConnection, StreamErrorCode } from './sse.ts';
 
 /** A member that composes its own frames around the group's book diff. */
 export interface BookListener {
@@ -24,7 +24,7 @@ export interface BookListener {
 }
 
 export class BookGroup extends Group implements BookWatcher {
-  private readonly publics = new Set<SseConnection>();
+  private readonly publics = new Set<StreamConnection>();
   private readonly listeners = new Set<BookListener>();
   private readonly levels: BookLevels;
   private snapshotChunk: Buffer | null = null;
@@ -56,7 +56,7 @@ export class BookGroup extends Group implements BookWatcher {
   }
 
   /** Adds a book-stream connection: its snapshot now, then every update of the group. */
-  addPublic(conn: SseConnection): void {
+  addPublic(conn: StreamConnection): void {
     this.publics.add(conn);
     this.retain();
     conn.onClose(() => {

@@ -35,7 +35,8 @@ import type { ServerResponse } from 'node:http';
 import type { ExchangeEvent } from '../../core/events.ts';
 import type { GatewayContext } from '../context.ts';
 import { ConnectionCaps } from './admission.ts';
-import { dataChunk, eventChunk, SseConnection, type StreamErrorCode } from './sse.ts';
+import type { StreamRelay, StreamRoute } from './open.ts';
+import { dataChunk, eventChunk, SseConnection, type StreamConnection, type StreamErrorCode } from './sse.ts';
 
 /** Longest stretch of socket writes before the fan-out yields to the event loop. */
 export const FANOUT_SLICE_MS = 4;
@@ -91,6 +92,9 @@ export class StreamHub {
   /** Set as the clean shutdown starts: the streams it ends do not cancel orders (cancel-on-disconnect.ts). */
   private shuttingDown = false;
   private readonly counters = { opened: 0, slowConsumerDrops: 0, peakBufferedBytes: 0 };
+  private readonly routes = new Map<string, StreamRoute<never>>();
+  /** Set on a gateway whose streams a producer serves (docs/deploy.md "Streams across gateways"). */
+  private streamRelay: StreamRelay | null = null;
 
   constructor(
     readonly ctx: GatewayContext,
@@ -104,6 +108,26 @@ export class StreamHub {
       setInterval(() => this.recheck(), settings.authRecheckMs),
     ];
     for (const t of this.timers) t.unref();
+  }
+
+  /** Registers a stream route by name, for the producer's side of the relay. */
+  addRoute<I>(route: StreamRoute<I>): StreamRoute<I> {
+    this.routes.set(route.name, route as StreamRoute<never>);
+    return route;
+  }
+
+  /** The route a relayed opening names (undefined: no such route). */
+  route(name: string): StreamRoute<unknown> | undefined {
+    return this.routes.get(name) as StreamRoute<unknown> | undefined;
+  }
+
+  get relay(): StreamRelay | null {
+    return this.streamRelay;
+  }
+
+  /** From now on, streams this hub admits are opened by the producer through `relay`. */
+  relayTo(relay: StreamRelay | null): void {
+    this.streamRelay = relay;
   }
 
   addSink(sink: EventSink): void {
@@ -146,7 +170,7 @@ export class StreamHub {
    * Writes `frame` to every target, in time slices; `done` runs once the last target was
    * written (or the hub closed). Jobs run in the order they were queued.
    */
-  broadcast(frame: Buffer, targets: Iterable<SseConnection>, done: () => void = () => undefined): void {
+  broadcast(frame: Buffer, targets: Iterable<StreamConnection>, done: () => void = () => undefined): void {
     const list = [...targets];
     this.fanOut(list.length, (i) => list[i]!.write(frame), done);
   }
@@ -353,7 +377,7 @@ export abstract class Group {
   }
 
   /** Writes a frame to `members` through the hub's sliced fan-out. */
-  protected send(frame: Buffer, members: Iterable<SseConnection>): void {
+  protected send(frame: Buffer, members: Iterable<StreamConnection>): void {
     this.sending = true;
     this.hub.broadcast(frame, members, () => {
       this.sending = false;

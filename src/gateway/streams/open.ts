@@ -24,7 +24,60 @@ import { ApiError, apiError } from '../errors.ts';
 import type { AccountBudget } from './admission.ts';
 import { admitCancelOnDisconnect, cancelOnDisconnect } from './cancel-on-disconnect.ts';
 import type { CredentialCheck, StreamHub } from './hub.ts';
-import type { SseConnection } from './sse.ts';
+import type { SseConnection, StreamConnection } from './sse.ts';
+
+/**
+ * Joins a connection to a stream's view: writes its snapshot (or, resuming after `resumeAfter`, the
+ * frames it missed) and adds it to the groups that send it the rest.
+ */
+export type StreamJoin = (conn: StreamConnection, address: string | null, resumeAfter: number | null) => void;
+
+/**
+ * A stream route as both sides of the relay see it (docs/deploy.md "Streams across gateways"): the
+ * gateway that takes the request checks it and admits the connection; whichever process runs the
+ * views (this one, or the stream producer) opens it from the same validated input.
+ */
+export interface StreamRoute<I> {
+  /** The route's name on the relay. */
+  readonly name: string;
+  /** Whether the stream needs an identity (the caller's private data, or an option instrument's). */
+  readonly private: boolean;
+  /** The per-account cap it counts against (default `private`; admission.ts). */
+  readonly budget?: AccountBudget;
+  /** The refusals (400, 404) the input earns here, thrown before the stream opens. */
+  check(input: I): void;
+  /** The join for this input (after `check`; may first read the view's start: 503 if it cannot). */
+  open(input: I): StreamJoin | Promise<StreamJoin>;
+}
+
+/** Where a relaying gateway sends the streams it admitted (adapters/nats/stream-relay.ts). */
+export interface StreamRelay {
+  join(conn: SseConnection, opening: StreamOpening): void;
+}
+
+/** A stream to open on the producer: the route, its validated input, the caller, the resume point. */
+export interface StreamOpening {
+  readonly route: string;
+  readonly input: unknown;
+  readonly address: string | null;
+  readonly resumeAfter: number | null;
+}
+
+/**
+ * Opens `route` for the request: with views here, joins them; on a relaying gateway, hands the
+ * admitted connection to the relay. Either way every refusal comes before the head is written.
+ */
+export async function openRoute<I>(hub: StreamHub, req: FastifyRequest, reply: FastifyReply, route: StreamRoute<I>, input: I, cancelOnDisconnect = false) {
+  const relay = hub.relay;
+  let join: StreamJoin;
+  if (relay === null) {
+    join = await route.open(input);
+  } else {
+    route.check(input);
+    join = (conn, address, resumeAfter) => relay.join(conn as SseConnection, { route: route.name, input, address, resumeAfter });
+  }
+  openStream(hub, req, reply, { private: route.private, budget: route.budget, cancelOnDisconnect, start: join });
+}
 
 export interface StreamStart {
   /** Whether the stream needs an identity (the caller's private data, or an option instrument's). */
@@ -32,7 +85,7 @@ export interface StreamStart {
   /** The per-account cap it counts against (default `private`; admission.ts). */
   readonly budget?: AccountBudget;
   /** Runs right after the head is written: join groups, write the snapshot. */
-  start(conn: SseConnection, address: string | null): void;
+  start: StreamJoin;
   /** Query `cancelOnDisconnect=true` on a private stream: its close cancels the caller's orders (cancel-on-disconnect.ts). */
   readonly cancelOnDisconnect?: boolean;
 }
@@ -54,11 +107,21 @@ export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyRe
   const conn = hub.connect(reply.raw, headersOf(reply), caller?.credential ?? null, slot.release);
   if (cancelOnClose) cancelOnDisconnect(hub, conn, caller.address);
   try {
-    spec.start(conn, caller?.address ?? null);
+    spec.start(conn, caller?.address ?? null, resumePoint(req));
   } catch (error) {
     hub.reportError(error, 'stream start failed');
     conn.fail('INTERNAL', 'the stream could not start; reconnect', true);
   }
+}
+
+/**
+ * The SSE `Last-Event-ID` a reconnecting client sends (the eventSeq it last applied), or null when
+ * absent or not a whole number (the stream then starts with a snapshot, as without it).
+ */
+function resumePoint(req: FastifyRequest): number | null {
+  const header = req.headers['last-event-id'];
+  if (typeof header !== 'string' || !/^\d{1,15}$/.test(header)) return null;
+  return Number(header);
 }
 
 function headersOf(reply: FastifyReply): Record<string, string | number | string[]> {

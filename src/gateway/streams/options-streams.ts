@@ -19,13 +19,14 @@
  * API key on the private stream. Tested by test/streams/board-stream.test.ts and
  * test/streams/options-events-stream.test.ts.
  */
+import type { Static } from 'typebox';
 import type { ClobMarketView } from '../../core/queries.ts';
 import type { TypedApp } from '../app.ts';
 import { apiError } from '../errors.ts';
 import type { BookMirrors } from './book-mirror.ts';
 import { BOARD_INTERVAL_MS, BoardViews } from './board-view.ts';
 import type { StreamHub } from './hub.ts';
-import { openStream } from './open.ts';
+import { openRoute } from './open.ts';
 import { OptionsViews } from './options-view.ts';
 import {
   BoardMessage,
@@ -72,6 +73,15 @@ function optionMarket(hub: StreamHub, id: string): ClobMarketView {
 }
 
 function boardStreamRoute(app: TypedApp, hub: StreamHub, boards: BoardViews): void {
+  const route = hub.addRoute<Static<typeof BoardStreamQuery>>({
+    name: 'options.board',
+    private: false,
+    check: (q) => void knownUnderlying(hub, q.underlying),
+    open: (q) => {
+      const underlying = knownUnderlying(hub, q.underlying);
+      return (conn) => boards.join(conn, underlying);
+    },
+  });
   app.get('/markets/board/stream', {
     exposeHeadRoute: false,
     config: { access: 'public' },
@@ -89,13 +99,25 @@ function boardStreamRoute(app: TypedApp, hub: StreamHub, boards: BoardViews): vo
       querystring: BoardStreamQuery,
       response: streamResponses(BoardMessage, [400, 404, 429, 503], BOARD_200),
     },
-  }, async (req, reply) => {
-    const underlying = knownUnderlying(hub, req.query.underlying);
-    openStream(hub, req, reply, { private: false, start: (conn) => boards.join(conn, underlying) });
-  });
+  }, (req, reply) => openRoute(hub, req, reply, route, req.query));
 }
 
 function optionsEventsRoute(app: TypedApp, hub: StreamHub, views: OptionsViews): void {
+  const route = hub.addRoute<Static<typeof OptionsEventsQuery>>({
+    name: 'options.events',
+    private: true,
+    budget: 'options',
+    check: (q) => void optionMarket(hub, q.marketId),
+    open: (q) => {
+      const query = {
+        market: optionMarket(hub, q.marketId),
+        depth: q.depth ?? STREAM_BOUNDS.options.depth.default,
+        intervalMs: q.intervalMs ?? STREAM_BOUNDS.options.intervalMs.default,
+        includeReference: q.includeReference ?? false,
+      };
+      return (conn) => views.join(conn, query);
+    },
+  });
   app.get('/options/stream/events', {
     exposeHeadRoute: false,
     config: { access: 'read' },
@@ -117,16 +139,5 @@ function optionsEventsRoute(app: TypedApp, hub: StreamHub, views: OptionsViews):
       querystring: OptionsEventsQuery,
       response: streamResponses(OptionsEventsMessage, [400, 401, 403, 404, 429, 503]),
     },
-  }, async (req, reply) => {
-    const q = req.query;
-    const query = {
-      market: optionMarket(hub, q.marketId),
-      depth: q.depth ?? STREAM_BOUNDS.options.depth.default,
-      intervalMs: q.intervalMs ?? STREAM_BOUNDS.options.intervalMs.default,
-      includeReference: q.includeReference ?? false,
-    };
-    openStream(hub, req, reply, {
-      private: true, budget: 'options', cancelOnDisconnect: q.cancelOnDisconnect, start: (conn) => views.join(conn, query),
-    });
-  });
+  }, (req, reply) => openRoute(hub, req, reply, route, req.query, req.query.cancelOnDisconnect));
 }

@@ -34,7 +34,7 @@ import { dec, iso } from '../format.ts';
 import { BookLevels } from './book-levels.ts';
 import type { BookMirror, BookMirrors, BookWatcher } from './book-mirror.ts';
 import { Group, type EventSink, type StreamHub } from './hub.ts';
-import type { SseConnection, StreamErrorCode } from './sse.ts';
+import type { StreamConnection, StreamErrorCode } from './sse.ts';
 
 export interface OptionsQuery {
   readonly market: ClobMarketView;
@@ -61,7 +61,7 @@ export function tapeJson(fill: FillRecord): string {
 }
 
 export class OptionsGroup extends Group implements BookWatcher {
-  private readonly members = new Set<SseConnection>();
+  private readonly members = new Set<StreamConnection>();
   private readonly levels: BookLevels;
   private readonly marketJson: string;
   private trades: string[] = [];
@@ -92,7 +92,7 @@ export class OptionsGroup extends Group implements BookWatcher {
   }
 
   /** Adds a connection: its snapshot now, then every delta of the group. */
-  join(conn: SseConnection): void {
+  join(conn: StreamConnection): void {
     this.members.add(conn);
     this.retain();
     conn.onClose(() => {
@@ -186,7 +186,7 @@ export class OptionsViews implements EventSink {
   }
 
   /** Joins (or makes) the group of the query; writes the snapshot. */
-  join(conn: SseConnection, q: OptionsQuery): void {
+  join(conn: StreamConnection, q: OptionsQuery): void {
     const id = q.market.spec.id;
     const key = `${id}|${q.depth}|${q.intervalMs}|${q.includeReference}`;
     let group = this.groups.get(key);

@@ -10,6 +10,7 @@
  * The views live in book-view.ts and account-view.ts; opening rules in open.ts.
  * Tested by test/streams/book-stream.test.ts and test/streams/perps-private.test.ts.
  */
+import type { Static } from 'typebox';
 import type { LinearMarketView } from '../../core/queries.ts';
 import type { TypedApp } from '../app.ts';
 import { apiError } from '../errors.ts';
@@ -17,7 +18,7 @@ import { AccountViews } from './account-view.ts';
 import type { BookMarket, BookMirrors } from './book-mirror.ts';
 import { BookViews } from './book-view.ts';
 import type { StreamHub } from './hub.ts';
-import { openStream } from './open.ts';
+import { openRoute } from './open.ts';
 import {
   BookMessage,
   BookStreamQuery,
@@ -59,6 +60,15 @@ export function perpsStreamRoutes(app: TypedApp, hub: StreamHub, clobBooks: Book
 type MarketLookup = (id: string) => LinearMarketView;
 
 function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market: (id: string) => BookMarket): void {
+  const route = hub.addRoute<Static<typeof BookStreamQuery>>({
+    name: 'perps.book',
+    private: false,
+    check: (q) => void market(q.marketId),
+    open: (q) => {
+      const group = books.group(market(q.marketId), q.depth ?? STREAM_BOUNDS.book.depth.default, q.intervalMs ?? STREAM_BOUNDS.book.intervalMs.default);
+      return (conn) => group.addPublic(conn);
+    },
+  });
   app.get('/perps/book-stream', {
     exposeHeadRoute: false,
     config: { access: 'public' },
@@ -74,19 +84,24 @@ function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market
       querystring: BookStreamQuery,
       response: streamResponses(BookMessage, [400, 404, 429, 503]),
     },
-  }, async (req, reply) => {
-    const q = req.query;
-    const m = market(q.marketId);
-    const depth = q.depth ?? STREAM_BOUNDS.book.depth.default;
-    const intervalMs = q.intervalMs ?? STREAM_BOUNDS.book.intervalMs.default;
-    openStream(hub, req, reply, {
-      private: false,
-      start: (conn) => books.group(m, depth, intervalMs).addPublic(conn),
-    });
-  });
+  }, (req, reply) => openRoute(hub, req, reply, route, req.query));
 }
 
 function eventsStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews, market: MarketLookup) {
+  const route = hub.addRoute<Static<typeof EventsStreamQuery>>({
+    name: 'perps.events',
+    private: true,
+    check: (q) => void market(q.marketId),
+    open: (q) => {
+      const query = {
+        market: market(q.marketId),
+        depth: q.depth ?? STREAM_BOUNDS.events.depth.default,
+        intervalMs: q.intervalMs ?? STREAM_BOUNDS.events.intervalMs.default,
+        openOnly: q.openOnly ?? false,
+      };
+      return (conn, address) => accounts.openEvents(conn, address!, query);
+    },
+  });
   app.get('/perps/stream/events', {
     exposeHeadRoute: false,
     config: { access: 'read' },
@@ -103,23 +118,17 @@ function eventsStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews
       querystring: EventsStreamQuery,
       response: streamResponses(EventsMessage, [400, 401, 403, 404, 429, 503]),
     },
-  }, async (req, reply) => {
-    const q = req.query;
-    const query = {
-      market: market(q.marketId),
-      depth: q.depth ?? STREAM_BOUNDS.events.depth.default,
-      intervalMs: q.intervalMs ?? STREAM_BOUNDS.events.intervalMs.default,
-      openOnly: q.openOnly ?? false,
-    };
-    openStream(hub, req, reply, {
-      private: true,
-      cancelOnDisconnect: q.cancelOnDisconnect,
-      start: (conn, address) => accounts.openEvents(conn, address!, query),
-    });
-  });
+  }, (req, reply) => openRoute(hub, req, reply, route, req.query, req.query.cancelOnDisconnect));
 }
 
 function userStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews): void {
+  const route = hub.addRoute<Static<typeof UserStreamQuery>>({
+    name: 'perps.user',
+    private: true,
+    check: () => undefined,
+    open: (q) => (conn, address) =>
+      accounts.joinUser(conn, address!, q.intervalMs ?? STREAM_BOUNDS.user.intervalMs.default, q.openOnly ?? false),
+  });
   app.get('/perps/stream/user', {
     exposeHeadRoute: false,
     config: { access: 'read' },
@@ -132,13 +141,5 @@ function userStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews):
       querystring: UserStreamQuery,
       response: streamResponses(UserMessage, [400, 401, 403, 429, 503]),
     },
-  }, async (req, reply) => {
-    const q = req.query;
-    const intervalMs = q.intervalMs ?? STREAM_BOUNDS.user.intervalMs.default;
-    openStream(hub, req, reply, {
-      private: true,
-      cancelOnDisconnect: q.cancelOnDisconnect,
-      start: (conn, address) => accounts.joinUser(conn, address!, intervalMs, q.openOnly ?? false),
-    });
-  });
+  }, (req, reply) => openRoute(hub, req, reply, route, req.query, req.query.cancelOnDisconnect));
 }

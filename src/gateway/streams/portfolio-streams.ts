@@ -4,14 +4,21 @@
  * BALANCES_INTERVAL_MS); `event: error` UPSTREAM_UNAVAILABLE (retryable) when the core stops.
  * The view is balances-view.ts. Tested by test/streams/balances-stream.test.ts.
  */
+import type { Static } from 'typebox';
 import type { TypedApp } from '../app.ts';
 import { BALANCES_INTERVAL_MS, BalancesViews } from './balances-view.ts';
 import type { StreamHub } from './hub.ts';
-import { openStream } from './open.ts';
+import { openRoute } from './open.ts';
 import { BalancesMessage, BalancesStreamQuery, streamResponses } from './schemas.ts';
 
 export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
   const balances = new BalancesViews(hub);
+  const route = hub.addRoute<Static<typeof BalancesStreamQuery>>({
+    name: 'portfolio.balances',
+    private: true,
+    check: () => undefined,
+    open: () => (conn, address) => balances.join(conn, address!),
+  });
   app.get('/portfolio/balances/stream', {
     exposeHeadRoute: false,
     config: { access: 'read' },
@@ -28,9 +35,5 @@ export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
       querystring: BalancesStreamQuery,
       response: streamResponses(BalancesMessage, [400, 401, 403, 429, 503]),
     },
-  }, async (req, reply) => {
-    openStream(hub, req, reply, {
-      private: true, cancelOnDisconnect: req.query.cancelOnDisconnect, start: (conn, address) => balances.join(conn, address!),
-    });
-  });
+  }, (req, reply) => openRoute(hub, req, reply, route, req.query, req.query.cancelOnDisconnect));
 }

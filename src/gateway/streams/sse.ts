@@ -106,7 +106,21 @@ export interface ConnectionEvents {
   onBuffered(bytes: number): void;
 }
 
-export class SseConnection {
+/**
+ * What a stream view writes to: an SSE connection of this process (SseConnection), or one a
+ * gateway holds for the stream producer (docs/deploy.md "Streams across gateways").
+ */
+export interface StreamConnection {
+  readonly isOpen: boolean;
+  /** Writes one pre-built chunk; returns false when the connection is (now) closed. */
+  write(data: Buffer): boolean;
+  /** Registers work to undo when the connection ends. */
+  onClose(fn: () => void): void;
+  /** Sends `event: error` and closes. */
+  fail(code: StreamErrorCode, message: string, retryable: boolean): void;
+}
+
+export class SseConnection implements StreamConnection {
   private closed = false;
   private readonly cleanups: (() => void)[] = [];
   private killTimer: NodeJS.Timeout | null = null;

@@ -18,7 +18,7 @@ import type { TypedApp } from '../app.ts';
 import { apiError } from '../errors.ts';
 import { listedMarket, MarketIdParams, PublicTradeView } from '../routes/trade-tape.ts';
 import type { StreamHub } from './hub.ts';
-import { openStream } from './open.ts';
+import { openRoute } from './open.ts';
 import { streamResponses } from './schemas.ts';
 import { TAPE_SNAPSHOT_TRADES, TradeViews } from './trades-view.ts';
 
@@ -59,9 +59,30 @@ trades are sent, each once; eventSeq is strictly increasing per connection and e
 An interval without trades sends nothing but the :heartbeat. When the market stops trading (expiry),
 its last trades are sent, then event: error INVALID_PARAMS (retryable false) ends the stream.`;
 
+interface TradesStreamInput {
+  readonly marketId: string;
+  readonly intervalMs?: number;
+}
+
 export function tradeStreamRoutes(app: TypedApp, hub: StreamHub): void {
   const views = new TradeViews(hub);
   const trading = (id: string) => listedMarket(hub.ctx, id)?.open === true;
+  const check = (q: TradesStreamInput) => {
+    if (!trading(q.marketId)) throw apiError('NOT_FOUND', `market ${q.marketId} not found or no longer trading`);
+  };
+  const route = hub.addRoute<TradesStreamInput>({
+    name: 'markets.trades',
+    private: false,
+    check,
+    async open(q) {
+      check(q);
+      if (hub.isClosed || !hub.ctx.sequencer.isHealthy()) throw apiError('UNAVAILABLE', 'the exchange core is unavailable');
+      const group = await views.group(q.marketId, q.intervalMs ?? TRADES_STREAM_INTERVAL.default, () => trading(q.marketId));
+      // The join runs in the same turn as the head is written; a stream refused before it leaves the group idle.
+      setImmediate(() => views.dropIfIdle(group));
+      return (conn) => group.join(conn);
+    },
+  });
   app.get('/markets/:marketId/trades/stream', {
     exposeHeadRoute: false,
     config: { access: 'public' },
@@ -73,16 +94,5 @@ export function tradeStreamRoutes(app: TypedApp, hub: StreamHub): void {
       querystring: TradesStreamQuery,
       response: streamResponses(TradesMessage, [400, 404, 429, 503]),
     },
-  }, async (req, reply) => {
-    const id = req.params.marketId;
-    if (!trading(id)) throw apiError('NOT_FOUND', `market ${id} not found or no longer trading`);
-    if (hub.isClosed || !hub.ctx.sequencer.isHealthy()) throw apiError('UNAVAILABLE', 'the exchange core is unavailable');
-    const intervalMs = req.query.intervalMs ?? TRADES_STREAM_INTERVAL.default;
-    const group = await views.group(id, intervalMs, () => trading(id));
-    try {
-      openStream(hub, req, reply, { private: false, start: (conn) => group.join(conn) });
-    } finally {
-      views.dropIfIdle(group);
-    }
-  });
+  }, (req, reply) => openRoute(hub, req, reply, route, { marketId: req.params.marketId, intervalMs: req.query.intervalMs }));
 }

@@ -33,7 +33,7 @@ import type { PublicTrade } from '../history-port.ts';
 import { dec, iso } from '../format.ts';
 import { publicTradeView } from '../routes/trade-tape.ts';
 import { Group, type EventSink, type StreamHub } from './hub.ts';
-import type { SseConnection, StreamErrorCode } from './sse.ts';
+import type { StreamConnection, StreamErrorCode } from './sse.ts';
 
 /** Trades a snapshot carries: the newest of the market. */
 export const TAPE_SNAPSHOT_TRADES = 100;
@@ -73,7 +73,7 @@ export class TradesGroup extends Group {
   readonly marketJson: string;
   /** Resolves once the group's start is read from the history (members join only then). */
   readonly ready: Promise<void>;
-  private readonly members = new Set<SseConnection>();
+  private readonly members = new Set<StreamConnection>();
   /** The newest trades members hold, oldest first (at most TAPE_SNAPSHOT_TRADES). */
   private held: TapeEntry[] = [];
   /** Trades published since the last frame. */
@@ -101,7 +101,7 @@ export class TradesGroup extends Group {
   }
 
   /** Adds a connection (after `ready`): its snapshot now, then every update of the group. */
-  join(conn: SseConnection): void {
+  join(conn: StreamConnection): void {
     this.members.add(conn);
     this.retain();
     conn.onClose(() => {
