@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
 import { SimulatedChain } from '../adapters/chain/simulated-chain.ts';
 import { CommandBusClient } from '../adapters/nats/command-bus.ts';
+import { StreamRelayClient } from '../adapters/nats/stream-relay.ts';
 import { closeNats, connectNats } from '../adapters/nats/connection.ts';
 import { PgCommandLog } from '../adapters/postgres/command-log.ts';
 import { migratePostgres, postgresPool } from '../adapters/postgres/database.ts';
@@ -40,6 +41,7 @@ import { Startup, startupGate } from '../gateway/startup.ts';
 import type { StreamHub } from '../gateway/streams/hub.ts';
 import { LogFollower } from '../runtime/log-follower.ts';
 import { SteadyClock } from '../runtime/steady-clock.ts';
+import { StreamProduction } from './stream-production.ts';
 
 export interface GatewayRoleOptions {
   readonly onFatal?: (error: unknown) => void;
@@ -172,6 +174,15 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
     }
   });
   const streams = mountApi(app, ctx, { metrics, fundingIntervalMs: settings.fundingIntervalMs });
+  // Every gateway's streams are opened by one producer, so that eventSeqs are the same on all of
+  // them (docs/deploy.md "Streams across gateways"); each gateway stands by to produce.
+  const logger = app.log;
+  const relay = new StreamRelayClient(nats, { report: (err, message) => logger.error({ err }, message) });
+  streams.relayTo(relay);
+  const production = new StreamProduction(servers.databaseUrl, nats, streams, `${settings.host}:${settings.port}`, {
+    info: (message, detail) => logger.info(detail ?? {}, message),
+    error: (message, detail) => logger.error(detail ?? {}, message),
+  });
   metrics?.attach({ ctx, streams, maker: null, journalTransactions: () => 0 });
   await app.ready();
   const sessionPrune = setInterval(() => void sessions.prune(), 60_000);
@@ -192,6 +203,8 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
       await follower.start();
       clock.resumeFrom(replica.now());
       streams.seedFromCore();
+      relay.start();
+      production.start();
       startup.finish();
       const replayed = follower.appliedSeq - (snapshotSeq ?? 0);
       gateway.log.info({ seq: follower.appliedSeq, snapshotSeq, replayed, restoreMs, ms: Math.round(performance.now() - started) }, 'replica of the core caught up with the command log');
@@ -199,6 +212,8 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
     },
     async close() {
       clearInterval(sessionPrune);
+      relay.close();
+      await production.stop();
       streams.close();
       await closeApp(gateway);
       await follower.stop();

@@ -34,6 +34,11 @@ export interface LeaderLeaseOptions {
   readonly keepaliveMs?: number;
   /** How long a query on the lease connection may take before the lease counts as lost (ms). */
   readonly timeoutMs?: number;
+  /**
+   * Another lease than the core's (its own advisory-lock key, its session's name), without the
+   * core_leader epoch: the stream producer's (docs/deploy.md "Streams across gateways").
+   */
+  readonly other?: { readonly lockKey: bigint; readonly applicationName: string };
 }
 
 export interface AcquireOptions {
@@ -52,23 +57,25 @@ export class LeaderLease {
   private keepalive: NodeJS.Timeout | null = null;
   private readonly keepaliveMs: number;
   private readonly timeoutMs: number;
+  private readonly lockKey: string;
 
-  constructor(private readonly url: string, options: LeaderLeaseOptions = {}) {
+  constructor(private readonly url: string, private readonly options: LeaderLeaseOptions = {}) {
     this.keepaliveMs = options.keepaliveMs ?? 1_000;
     this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.lockKey = (options.other?.lockKey ?? LEADER_LOCK_KEY).toString();
   }
 
   /**
    * Waits until this process holds the lock, then bumps the epoch and returns it: the fencing
    * token the command log's writer is given (PgCommandLog.lead). `holder` is recorded in
    * core_leader for operators. Rejects if the connection fails while waiting (the caller retries
-   * with a new lease) or `signal` aborts.
+   * with a new lease) or `signal` aborts. A lease of `other` returns 0 (it has no epoch).
    */
   async acquire(holder: string, options: AcquireOptions): Promise<number> {
     if (this.client !== null || this.released) throw new Error('a LeaderLease is acquired once');
     const client = new pg.Client({
       connectionString: this.url,
-      application_name: 'exchange-core-lease',
+      application_name: this.options.other?.applicationName ?? 'exchange-core-lease',
       connectionTimeoutMillis: this.timeoutMs,
       query_timeout: this.timeoutMs,
       keepAlive: true,
@@ -91,6 +98,11 @@ export class LeaderLease {
         await sleep(options.pollMs, undefined, { signal: options.signal });
       }
       if (this.lost !== null) throw this.lost;
+      if (this.options.other !== undefined) {
+        this.held = true;
+        this.startKeepalive(client);
+        return 0;
+      }
       // A longer timeout here: the bump waits for a deposed leader's append in flight (it holds
       // core_leader FOR SHARE), whose own session timeouts (command-log.ts) bound that wait.
       const { rows } = await client.query<{ epoch: string }>({
@@ -99,8 +111,7 @@ export class LeaderLease {
         query_timeout: 3 * this.timeoutMs,
       } as pg.QueryConfig);
       this.held = true;
-      this.keepalive = setInterval(() => void this.ping(client), this.keepaliveMs);
-      this.keepalive.unref(); // the lease alone keeps no process alive
+      this.startKeepalive(client);
       return Number(rows[0]!.epoch);
     } catch (error) {
       this.released = true;
@@ -127,13 +138,18 @@ export class LeaderLease {
     this.stopKeepalive();
     const client = this.client;
     if (client === null) return;
-    await client.query('SELECT pg_advisory_unlock($1)', [LEADER_LOCK_KEY.toString()]).catch(() => undefined);
+    await client.query('SELECT pg_advisory_unlock($1)', [this.lockKey]).catch(() => undefined);
     await client.end().catch(() => undefined);
   }
 
   private async tryLock(client: pg.Client): Promise<boolean> {
-    const { rows } = await client.query<{ held: boolean }>('SELECT pg_try_advisory_lock($1) AS held', [LEADER_LOCK_KEY.toString()]);
+    const { rows } = await client.query<{ held: boolean }>('SELECT pg_try_advisory_lock($1) AS held', [this.lockKey]);
     return rows[0]!.held;
+  }
+
+  private startKeepalive(client: pg.Client): void {
+    this.keepalive = setInterval(() => void this.ping(client), this.keepaliveMs);
+    this.keepalive.unref(); // the lease alone keeps no process alive
   }
 
   private async ping(client: pg.Client): Promise<void> {

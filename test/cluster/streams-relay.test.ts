@@ -1,0 +1,106 @@
+/**
+ * Streams across gateways (docs/deploy.md "Streams across gateways"): two gateways over one core,
+ * a projector, real PostgreSQL and NATS, real SSE clients. One gateway holds the stream
+ * producer's lease and runs the views for both, so a stream on either gateway carries the same
+ * frames under the same eventIds and eventSeqs; when the producer is killed with SIGKILL, the
+ * other gateway's streams end with a retryable UPSTREAM_UNAVAILABLE and open again on it, served
+ * by its own producer.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { Cluster } from '../support/cluster.ts';
+import { call, waitFor } from '../support/harness.ts';
+import type { ServiceProcess } from '../support/service-process.ts';
+import { bearer, limit, perpTrader, StreamClient, type Message } from '../streams/support.ts';
+
+let cluster: Cluster;
+const clients: StreamClient[] = [];
+
+before(async () => {
+  cluster = await Cluster.start({ cores: 1, gateways: 2, together: true, env: { SSE_HEARTBEAT_MS: '200' } });
+});
+
+after(async () => {
+  for (const c of clients) c.close();
+  await cluster?.stop();
+});
+
+function open(url: string, headers: Record<string, string> = {}): StreamClient {
+  const c = new StreamClient(url, headers);
+  clients.push(c);
+  return c;
+}
+
+/** The gateway whose lease connection PostgreSQL shows as the stream producer's. */
+async function producer(): Promise<ServiceProcess | null> {
+  const db = new pg.Client({ connectionString: cluster.postgres.url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ name: string }>(
+      "SELECT application_name AS name FROM pg_stat_activity WHERE application_name LIKE 'exchange-stream-producer %'");
+    const ports = rows.map((r) => r.name.split(':').at(-1));
+    return cluster.gateways.find((g) => g.child !== null && ports.includes(new URL(g.url).port)) ?? null;
+  } finally {
+    await db.end();
+  }
+}
+
+/** A bid price well inside the mark's band, once the mark is known. */
+async function bidPrice(base: string): Promise<number> {
+  await waitFor(async () => typeof (await call(base, '/perps/market-stats?marketId=BTC-PERP')).body?.markPrice === 'string', 20_000, 100);
+  return Math.floor(Number((await call(base, '/perps/market-stats?marketId=BTC-PERP')).body.markPrice) * 0.8);
+}
+
+/** The frames of `c` after its snapshot, by eventSeq. */
+const framesBySeq = (c: StreamClient): Map<number, Message> =>
+  new Map(c.messages.filter((m) => m.event !== 'error').map((m) => [m.data.eventSeq as number, m]));
+
+test('a stream carries the same frames, eventIds and eventSeqs on both gateways', { timeout: 120_000 }, async () => {
+  const [a, b] = cluster.gateways.map((g) => g.url) as [string, string];
+  await waitFor(async () => (await producer()) !== null, 20_000, 100);
+  const trader = await perpTrader(a, '50000');
+  const book = (base: string) => open(`${base}/perps/book-stream?marketId=BTC-PERP&intervalMs=50`);
+  const balances = (base: string) => open(`${base}/portfolio/balances/stream`, bearer(trader));
+  const [bookA, bookB, balA, balB] = [book(a), book(b), balances(a), balances(b)];
+  for (const c of [bookA, bookB, balA, balB]) await c.next((m) => m.event === 'snapshot', 10_000);
+
+  const low = await bidPrice(a);
+  for (let i = 0; i < 5; i++) {
+    await limit(i % 2 === 0 ? a : b, trader, 'buy', '0.01', String(low + 10 * i));
+    await new Promise((resolve) => setTimeout(resolve, 80));
+  }
+  for (const c of [bookA, bookB]) await waitFor(() => c.of('update').length >= 3, 10_000, 20);
+  await waitFor(() => balA.of('update').length >= 1 && balB.of('update').length >= 1, 10_000, 20);
+
+  for (const [x, y] of [[bookA, bookB], [balA, balB]] as const) {
+    const onA = framesBySeq(x);
+    const onB = framesBySeq(y);
+    const shared = [...onA.keys()].filter((seq) => onB.has(seq) && onA.get(seq)!.event !== 'snapshot' && onB.get(seq)!.event !== 'snapshot');
+    assert.ok(shared.length >= 1, 'the two clients received frames of the same seqs');
+    for (const seq of shared) assert.deepEqual(onB.get(seq)!.data, onA.get(seq)!.data, `frame ${seq} is the same on both gateways`);
+    const group = (c: StreamClient) => String(c.messages[0]!.data.eventId).split('.').slice(0, 2).join('.');
+    assert.equal(group(y), group(x), 'one group, made once, behind both gateways');
+  }
+});
+
+test('kill -9 of the producing gateway: the other gateway\'s streams end retryable and open again there', { timeout: 120_000 }, async () => {
+  await waitFor(async () => (await producer()) !== null, 20_000, 100);
+  const killed = (await producer())!;
+  const survivor = cluster.gateways.find((g) => g !== killed)!;
+  const trader = await perpTrader(survivor.url, '50000');
+  const stream = open(`${survivor.url}/perps/book-stream?marketId=BTC-PERP&intervalMs=50`);
+  const first = await stream.next((m) => m.event === 'snapshot', 10_000);
+  await killed.kill();
+  const ended = await stream.next((m) => m.event === 'error', 10_000);
+  assert.equal(ended.data.code, 'UPSTREAM_UNAVAILABLE');
+  assert.equal(ended.data.retryable, true);
+  await waitFor(async () => (await producer()) === survivor, 10_000, 100);
+  // The EventSource reconnects by itself; the new snapshot comes from the survivor's own views.
+  const again = await stream.next((m) => m.event === 'snapshot' && m !== first, 15_000);
+  assert.notEqual(String(again.data.eventId).split('.')[0], String(first.data.eventId).split('.')[0], 'another producer\'s group');
+  await limit(survivor.url, trader, 'buy', '0.02', String(await bidPrice(survivor.url)));
+  await stream.next((m) => m.event === 'update' && m.data.eventSeq > again.data.eventSeq, 10_000);
+  const health = await call(survivor.url, '/health');
+  assert.equal(health.status, 200);
+});
