@@ -12492,7 +12492,7 @@ export interface paths {
         };
         /**
          * Order book stream: snapshot, then update diffs of the top levels
-         * @description Any market /perps/markets lists: a perpetual, a dated future or a spot pair (option instruments stream on /options/stream/events). Levels { price, size, total } best first; total is the running size from the top. An update lists the levels whose size or total changed or that entered or left the depth window; size "0" means the level was removed. Applied in order, the updates keep every total current.
+         * @description Any market /perps/markets lists: a perpetual, a dated future or a spot pair (option instruments stream on /options/stream/events). Levels { price, size, total } best first; total is the running size from the top. An update lists the levels whose size or total changed or that entered or left the depth window; size "0" means the level was removed. Applied in order, the updates keep every total current. Resume: with resume=true and a Last-Event-ID header (EventSource sends the last id on its own reconnects) the stream starts with the frames after that eventSeq instead of the snapshot, when the server still keeps them: the same view is still followed by another connection (once its last one leaves, a view is numbered afresh, above every eventSeq used before) and the frames are at most 10 s old (at most 256 frames and 1 MiB); a Last-Event-ID equal to the latest eventSeq resumes with nothing to catch up. Otherwise, or for an unknown or too old Last-Event-ID, the stream starts with the snapshot as usual, so a client that resumes must still take a snapshot (replace its state). eventSeq values start from the server's Unix time in ms, not from 1.
          */
         get: {
             parameters: {
@@ -12503,6 +12503,8 @@ export interface paths {
                     depth?: number;
                     /** @description coalescing interval in ms, 50 to 2000 */
                     intervalMs?: number;
+                    /** @description true: on a reconnect carrying Last-Event-ID (the last eventSeq applied), the stream may resume: the frames after it instead of the snapshot (see the route description). false or absent: always a snapshot first, whatever Last-Event-ID says. */
+                    resume?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -12621,7 +12623,7 @@ export interface paths {
         };
         /**
          * The caller's perp events in one market: book, own fills, own positions
-         * @description snapshot { marketId, orderbook, trades: [], positions: [Position] }, then delta { marketId, orderbook (changed levels only), trades (the caller's new fills), positions: { upserts, removedIds } }. A fill arrives as a trade plus a position upsert. When a dated future stops trading, a last delta carries its expired orders and, when it settled at once, the closed positions; then event: error INVALID_PARAMS (retryable false) ends the stream. Authenticate with the session cookie, Authorization: Bearer or x-api-key (scope read is enough); a token in the query string is never accepted. A revoked or expired credential ends the stream with event: error UNAUTHENTICATED (retryable false) within SSE_AUTH_RECHECK_MS. cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes.
+         * @description snapshot { marketId, orderbook, trades: [], positions: [Position] }, then delta { marketId, orderbook (changed levels only), trades (the caller's new fills), positions: { upserts, removedIds } }. A fill arrives as a trade plus a position upsert. When a dated future stops trading, a last delta carries its expired orders and, when it settled at once, the closed positions; then event: error INVALID_PARAMS (retryable false) ends the stream. Authenticate with the session cookie, Authorization: Bearer or x-api-key (scope read is enough); a token in the query string is never accepted. A revoked or expired credential ends the stream with event: error UNAUTHENTICATED (retryable false) within SSE_AUTH_RECHECK_MS. cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes. resume=true is accepted but this stream does not resume (its frames are composed per connection): every connection starts with a snapshot. eventSeq values start from the server's Unix time in ms, not from 1.
          */
         get: {
             parameters: {
@@ -12636,6 +12638,8 @@ export interface paths {
                     intervalMs?: number;
                     /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
                     cancelOnDisconnect?: boolean;
+                    /** @description true: on a reconnect carrying Last-Event-ID (the last eventSeq applied), the stream may resume: the frames after it instead of the snapshot (see the route description). false or absent: always a snapshot first, whatever Last-Event-ID says. */
+                    resume?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -12818,7 +12822,7 @@ export interface paths {
         };
         /**
          * The caller's perp fills and positions across all markets (no book)
-         * @description snapshot { trades: [], positions: [Position] }, then delta { trades: [Fill], positions: { upserts, removedIds } }. Authenticate with the session cookie, Authorization: Bearer or x-api-key (scope read is enough); a token in the query string is never accepted. A revoked or expired credential ends the stream with event: error UNAUTHENTICATED (retryable false) within SSE_AUTH_RECHECK_MS. cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes.
+         * @description snapshot { trades: [], positions: [Position] }, then delta { trades: [Fill], positions: { upserts, removedIds } }. Authenticate with the session cookie, Authorization: Bearer or x-api-key (scope read is enough); a token in the query string is never accepted. A revoked or expired credential ends the stream with event: error UNAUTHENTICATED (retryable false) within SSE_AUTH_RECHECK_MS. cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes. Resume: with resume=true and a Last-Event-ID header (EventSource sends the last id on its own reconnects) the stream starts with the frames after that eventSeq instead of the snapshot, when the server still keeps them: the same view is still followed by another connection (once its last one leaves, a view is numbered afresh, above every eventSeq used before) and the frames are at most 10 s old (at most 256 frames and 1 MiB); a Last-Event-ID equal to the latest eventSeq resumes with nothing to catch up. Otherwise, or for an unknown or too old Last-Event-ID, the stream starts with the snapshot as usual, so a client that resumes must still take a snapshot (replace its state). eventSeq values start from the server's Unix time in ms, not from 1. Resumed, the deltas missed carry the fills and position changes since Last-Event-ID (a snapshot carries no past fills).
          */
         get: {
             parameters: {
@@ -12829,6 +12833,8 @@ export interface paths {
                     intervalMs?: number;
                     /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
                     cancelOnDisconnect?: boolean;
+                    /** @description true: on a reconnect carrying Last-Event-ID (the last eventSeq applied), the stream may resume: the frames after it instead of the snapshot (see the route description). false or absent: always a snapshot first, whatever Last-Event-ID says. */
+                    resume?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -12980,13 +12986,15 @@ export interface paths {
         };
         /**
          * The caller's unified balances across the four buckets, live
-         * @description Each message is { type: "snapshot" | "update", eventId, eventType, eventSeq, engineTs, sourceTs, payload } with payload { wallet, perps, options, spot, pendingWithdrawalTotal, updatedAt }, each bucket { available, locked, total } in USDC. Changes are coalesced every 250 ms and sent only when a figure changed, and only once durable (no figure a crash could take back). Session cookie, Bearer or x-api-key (scope read). cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes.
+         * @description Each message is { type: "snapshot" | "update", eventId, eventType, eventSeq, engineTs, sourceTs, payload } with payload { wallet, perps, options, spot, pendingWithdrawalTotal, updatedAt }, each bucket { available, locked, total } in USDC. Changes are coalesced every 250 ms and sent only when a figure changed, and only once durable (no figure a crash could take back). Session cookie, Bearer or x-api-key (scope read). cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes. Resume: with resume=true and a Last-Event-ID header (EventSource sends the last id on its own reconnects) the stream starts with the frames after that eventSeq instead of the snapshot, when the server still keeps them: the same view is still followed by another connection (once its last one leaves, a view is numbered afresh, above every eventSeq used before) and the frames are at most 10 s old (at most 256 frames and 1 MiB); a Last-Event-ID equal to the latest eventSeq resumes with nothing to catch up. Otherwise, or for an unknown or too old Last-Event-ID, the stream starts with the snapshot as usual, so a client that resumes must still take a snapshot (replace its state). eventSeq values start from the server's Unix time in ms, not from 1.
          */
         get: {
             parameters: {
                 query?: {
                     /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
                     cancelOnDisconnect?: boolean;
+                    /** @description true: on a reconnect carrying Last-Event-ID (the last eventSeq applied), the stream may resume: the frames after it instead of the snapshot (see the route description). false or absent: always a snapshot first, whatever Last-Event-ID says. */
+                    resume?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -13129,13 +13137,15 @@ export interface paths {
         };
         /**
          * Option board stream: the full board snapshot about once a second
-         * @description Data-only messages (no `event:` field; EventSource delivers them as `message`), `id:` = eventSeq, data { eventId, eventType: "OptionsBoardSnapshot", eventSeq, engineTs, sourceTs, payload }. payload is exactly what GET /markets/board returns (forwards per expiry, every option with top of book and reference mark, IV and Greeks), with volatilityIndex { underlying, dvol, tenorDays, computedAt }. Every message is a full snapshot; eventSeq is strictly increasing per connection. sourceTs is the source time of the index the board shows (engineTs when there is none). The first message is sent on connect. Reference data only: orders route against the order books.
+         * @description Data-only messages (no `event:` field; EventSource delivers them as `message`), `id:` = eventSeq, data { eventId, eventType: "OptionsBoardSnapshot", eventSeq, engineTs, sourceTs, payload }. payload is exactly what GET /markets/board returns (forwards per expiry, every option with top of book and reference mark, IV and Greeks), with volatilityIndex { underlying, dvol, tenorDays, computedAt }. Every message is a full snapshot; eventSeq is strictly increasing per connection. sourceTs is the source time of the index the board shows (engineTs when there is none). The first message is sent on connect. Reference data only: orders route against the order books. Resume: with resume=true and a Last-Event-ID header (EventSource sends the last id on its own reconnects) the stream starts with the frames after that eventSeq instead of the snapshot, when the server still keeps them: the same view is still followed by another connection (once its last one leaves, a view is numbered afresh, above every eventSeq used before) and the frames are at most 10 s old (at most 256 frames and 1 MiB); a Last-Event-ID equal to the latest eventSeq resumes with nothing to catch up. Otherwise, or for an unknown or too old Last-Event-ID, the stream starts with the snapshot as usual, so a client that resumes must still take a snapshot (replace its state). eventSeq values start from the server's Unix time in ms, not from 1. Resumed, the boards after Last-Event-ID come first, each a full snapshot as always.
          */
         get: {
             parameters: {
                 query?: {
                     /** @description BTC (primary, the default) or ETH */
                     underlying?: string;
+                    /** @description true: on a reconnect carrying Last-Event-ID (the last eventSeq applied), the stream may resume: the frames after it instead of the snapshot (see the route description). false or absent: always a snapshot first, whatever Last-Event-ID says. */
+                    resume?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -13309,7 +13319,7 @@ export interface paths {
         };
         /**
          * One option instrument: tradable book, public trade tape, optional reference overlay
-         * @description snapshot { marketId, orderbook: { bids, asks }, trades: [], reference? }, then delta { marketId, orderbook (changed levels only; size "0" = removed), trades (the public tape since the last frame), reference? }. Levels { price, size, total } best first. A tape entry is { side, price, quantity, liquidity, createdAt } from the aggressor's view (side = the taker's side, liquidity "taker"), with no account, order or counterparty data. With includeReference=true every message carries reference { markPrice, source, tradable: false }: the option board's fresh mark from the SVI fit (source "svi-fit"), both null while the board has no fresh mark; it is never tradable. A spot pair is refused with 400. Authenticate with the session cookie, Authorization: Bearer or x-api-key (scope read is enough); a revoked or expired credential ends the stream with event: error UNAUTHENTICATED (retryable false). cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account, on every venue, when the stream closes.
+         * @description snapshot { marketId, orderbook: { bids, asks }, trades: [], reference? }, then delta { marketId, orderbook (changed levels only; size "0" = removed), trades (the public tape since the last frame), reference? }. Levels { price, size, total } best first. A tape entry is { side, price, quantity, liquidity, createdAt } from the aggressor's view (side = the taker's side, liquidity "taker"), with no account, order or counterparty data. With includeReference=true every message carries reference { markPrice, source, tradable: false }: the option board's fresh mark from the SVI fit (source "svi-fit"), both null while the board has no fresh mark; it is never tradable. A spot pair is refused with 400. Authenticate with the session cookie, Authorization: Bearer or x-api-key (scope read is enough); a revoked or expired credential ends the stream with event: error UNAUTHENTICATED (retryable false). cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account, on every venue, when the stream closes. Resume: with resume=true and a Last-Event-ID header (EventSource sends the last id on its own reconnects) the stream starts with the frames after that eventSeq instead of the snapshot, when the server still keeps them: the same view is still followed by another connection (once its last one leaves, a view is numbered afresh, above every eventSeq used before) and the frames are at most 10 s old (at most 256 frames and 1 MiB); a Last-Event-ID equal to the latest eventSeq resumes with nothing to catch up. Otherwise, or for an unknown or too old Last-Event-ID, the stream starts with the snapshot as usual, so a client that resumes must still take a snapshot (replace its state). eventSeq values start from the server's Unix time in ms, not from 1. Resumed, the deltas missed carry their trades (a snapshot carries no past trades).
          */
         get: {
             parameters: {
@@ -13324,6 +13334,8 @@ export interface paths {
                     includeReference?: boolean;
                     /** @description true: when this stream closes for any reason other than the server's clean shutdown (the client disconnects, or the server ends it), every live order of the account on every venue is cancelled, untriggered stops and TP/SL included; the first flagged stream to close cancels. Needs a session or an API key with scope trade (403 INSUFFICIENT_SCOPE otherwise); the head then carries X-Cancel-On-Disconnect: true. Best effort: a server crash or restart closes nothing the core sees (the orders stay), and a vanished peer is noticed only by TCP keep-alive or the heartbeat stall check; the dead-man switch (POST /orders/cancel-all-after) holds through both. */
                     cancelOnDisconnect?: boolean;
+                    /** @description true: on a reconnect carrying Last-Event-ID (the last eventSeq applied), the stream may resume: the frames after it instead of the snapshot (see the route description). false or absent: always a snapshot first, whatever Last-Event-ID says. */
+                    resume?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -13499,12 +13511,15 @@ export interface paths {
          *     trades are sent, each once; eventSeq is strictly increasing per connection and equals the SSE id.
          *     An interval without trades sends nothing but the :heartbeat. When the market stops trading (expiry),
          *     its last trades are sent, then event: error INVALID_PARAMS (retryable false) ends the stream.
+         *     Resume: with resume=true and a Last-Event-ID header (EventSource sends the last id on its own reconnects) the stream starts with the frames after that eventSeq instead of the snapshot, when the server still keeps them: the same view is still followed by another connection (once its last one leaves, a view is numbered afresh, above every eventSeq used before) and the frames are at most 10 s old (at most 256 frames and 1 MiB); a Last-Event-ID equal to the latest eventSeq resumes with nothing to catch up. Otherwise, or for an unknown or too old Last-Event-ID, the stream starts with the snapshot as usual, so a client that resumes must still take a snapshot (replace its state). eventSeq values start from the server's Unix time in ms, not from 1. Resumed, the updates after Last-Event-ID come first: each trade missed, once.
          */
         get: {
             parameters: {
                 query?: {
                     /** @description coalescing interval in ms, 50 to 2000 */
                     intervalMs?: number;
+                    /** @description true: on a reconnect carrying Last-Event-ID (the last eventSeq applied), the stream may resume: the frames after it instead of the snapshot (see the route description). false or absent: always a snapshot first, whatever Last-Event-ID says. */
+                    resume?: boolean;
                 };
                 header?: never;
                 path: {

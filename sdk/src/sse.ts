@@ -3,7 +3,10 @@
  * with a snapshot, then each `delta`/`update` must carry the next `eventSeq` (equal to the SSE `id:`);
  * on a gap, a frame before the snapshot, a dropped connection, a silent one (no byte, not even a
  * `:heartbeat`, for `idleTimeoutMs`) or a retryable `event: error`, the SDK reconnects and the new
- * connection's snapshot replaces the state (the service does not resume mid-stream).
+ * connection's snapshot replaces the state (it sends no Last-Event-ID, so the service's opt-in
+ * resume, `resume=true`, never applies: every connection starts with a snapshot). eventSeq is
+ * checked only within a connection; its values start wherever the service's group is (from its
+ * clock in ms), never assumed to be 1.
  *
  * Reconnects back off exponentially with jitter (`initialDelayMs` doubling to `maxDelayMs`; a
  * first reconnect after a gap is immediate), honour `Retry-After` on 429/503, sign in again on

@@ -9,12 +9,16 @@
  * snapshot-plus-diffs and to GET /perps/orderbook, one shared group (identical frames) for
  * subscribers of the same (market, depth, interval), heartbeats on the raw stream, and parameter
  * bounds refused with 400 before any stream opens (404 for an unknown market; 400 for HTTP/1.0);
- * and a spot pair's book, which the stream serves as it serves a perpetual's.
+ * a spot pair's book, which the stream serves as it serves a perpetual's; and resume after a
+ * reconnect (`resume=true` with Last-Event-ID): the missed updates instead of a snapshot, continuing
+ * gap-free to the state a fresh snapshot holds, and a snapshot without `resume=true`, for an unknown
+ * or too old Last-Event-ID, and for one from a previous instance of the group.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { clobTraders, ok, post } from '../support/clob-http.ts';
+import { RESUME_WINDOW_MS } from '../../src/gateway/streams/hub.ts';
 import { call, startService, waitFor, type TestService, type Trader } from '../support/harness.ts';
 import {
   assertSequence,
@@ -293,5 +297,146 @@ describe('GET /perps/book-stream', () => {
     assert.equal(depth.schema.maximum, 100);
     assert.ok(op.responses['200'].content['text/event-stream'] !== undefined);
     assert.equal(doc.paths['/perps/book-stream'].head, undefined);
+  });
+});
+
+describe('resume after a reconnect', () => {
+  const query = 'marketId=BTC-PERP&depth=6&intervalMs=50';
+  const opened: StreamClient[] = [];
+  /** Opens the stream, with `resume=true` and a Last-Event-ID header when `lastEventId` is given. */
+  const open = (lastEventId?: string, extra = '&resume=true') => {
+    const c = lastEventId === undefined
+      ? new StreamClient(streamUrl(query))
+      : new StreamClient(streamUrl(query + extra), { 'last-event-id': lastEventId });
+    opened.push(c);
+    return c;
+  };
+  const seqOf = (c: StreamClient) => c.messages.at(-1)!.data.eventSeq as number;
+  const isSnapshot = (m: Message) => m.event === 'snapshot';
+  /** A change of the group's book: a new best bid (above the earlier tests' bids, below their asks). */
+  let price = 100100;
+  const change = () => limit(url, maker, 'buy', '0.001', String(price++));
+  /** Places `n` changes, each in a frame of its own, and waits until `c` has seen them. */
+  async function changes(c: StreamClient, n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      const seen = c.messages.length;
+      await change();
+      await c.next((m) => m.event === 'update', 5000, seen);
+    }
+  }
+  /** A seq of the running group whose next frame was sent at `at`, for the too-old case. */
+  let old: { seq: number; at: number };
+  let keeper: StreamClient;
+
+  after(() => {
+    for (const c of opened) c.close();
+  });
+
+  test('resume=true with the last eventSeq: no snapshot, the missed updates, then on; the state of a snapshot', async () => {
+    keeper = open(); // keeps the group while the client is away
+    await keeper.next(isSnapshot);
+    const a = open();
+    await a.next(isSnapshot);
+    await changes(a, 1);
+    old = { seq: seqOf(a) - 1, at: Date.now() };
+    await changes(a, 2);
+    a.close();
+    const last = seqOf(a);
+    // missed while away: new levels, one removed, one reduced by a trade
+    const missed = await limit(url, maker, 'buy', '0.002', String(price++));
+    await changes(keeper, 2);
+    await cancel(url, maker, missed.id);
+    await limit(url, taker, 'sell', '0.0005', '99000');
+    await keeper.next((m) => m.event === 'update' && m.data.payload.bids.some((l: Json) => l.size === '0.0005'));
+    const upTo = seqOf(keeper);
+    assert.ok(upTo >= last + 3, `${upTo} after ${last}`);
+
+    const b = open(String(last));
+    await waitFor(() => b.messages.length > 0 && seqOf(b) >= upTo);
+    assert.equal(b.of('snapshot').length, 0, 'no snapshot');
+    assert.deepEqual(b.messages.map((m) => m.data.eventSeq), Array.from({ length: b.messages.length }, (_, i) => last + 1 + i));
+    for (const m of b.messages) {
+      assert.deepEqual(m.data, keeper.messages.find((k) => k.data.eventSeq === m.data.eventSeq)!.data, 'the frames the members got');
+    }
+    // then on as any member
+    const seen = b.messages.length;
+    await change();
+    const next = await b.next((m) => m.event === 'update', 5000, seen);
+    assert.equal(next.data.eventSeq, upTo + 1);
+    const both = [...a.messages, ...b.messages];
+    assertSequence(both);
+    assert.deepEqual(both.map((m) => m.data.eventSeq), Array.from({ length: both.length }, (_, i) => both[0]!.data.eventSeq + i), 'gap-free');
+
+    // what the resumed client holds is what a fresh snapshot holds
+    const fresh = open();
+    const snap = await fresh.next(isSnapshot);
+    await waitFor(() => seqOf(b) >= snap.data.eventSeq);
+    const held = rebuild([...a.messages, ...b.messages].filter((m) => m.data.eventSeq <= snap.data.eventSeq));
+    assert.deepEqual(held, rebuild([snap]));
+    assert.ok(held.bids.size >= 4);
+    b.close();
+    fresh.close();
+  });
+
+  test('a snapshot without resume=true, for an unknown Last-Event-ID; none for the latest eventSeq', async () => {
+    const current = seqOf(keeper);
+    for (const [id, extra] of [
+      [String(current - 1), ''], // EventSource's own reconnect: the header alone
+      [String(current - 1), '&resume=false'],
+      [String(current + 1000), '&resume=true'], // not issued yet
+      [String(keeper.messages[0]!.data.eventSeq - 1), '&resume=true'], // before this group began
+      ['abc', '&resume=true'],
+    ] as const) {
+      const c = open(id, extra);
+      const first = await c.next(() => true);
+      assert.equal(first.event, 'snapshot', `${id} ${extra}`);
+      assert.equal(first.data.eventSeq, seqOf(keeper));
+      c.close();
+    }
+    const refused = await call(url, `/perps/book-stream?${query}&resume=yes`);
+    assert.equal(refused.status, 400);
+
+    // at the latest eventSeq: nothing to catch up, the next update continues it
+    const c = open(String(seqOf(keeper)));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(c.messages.length, 0, 'no snapshot');
+    await change();
+    const next = await c.next(() => true);
+    assert.equal(next.event, 'update');
+    assert.equal(next.data.eventSeq, current + 1);
+    c.close();
+  });
+
+  test('a Last-Event-ID older than the kept frames gives a snapshot', async () => {
+    const wait = old.at + RESUME_WINDOW_MS + 300 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await changes(keeper, 1);
+    const c = open(String(old.seq));
+    const first = await c.next(() => true);
+    assert.equal(first.event, 'snapshot');
+    assert.equal(first.data.eventSeq, seqOf(keeper));
+    // one frame later it still resumes
+    const recent = open(String(seqOf(keeper) - 1));
+    const resumed = await recent.next(() => true);
+    assert.equal(resumed.event, 'update');
+    assert.deepEqual(resumed.data, keeper.messages.at(-1)!.data);
+    c.close();
+    recent.close();
+  });
+
+  test('an eventSeq from a previous instance of the group gives a snapshot, numbered above it', async () => {
+    const previous = seqOf(keeper);
+    for (const c of opened) c.close();
+    await waitFor(() => ts.service.streams.stats().connections === 0);
+    // the group is gone; a new one takes its seqs from above every seq used before
+    const renewed = open();
+    const snap = await renewed.next(isSnapshot);
+    assert.ok(snap.data.eventSeq > previous, `${snap.data.eventSeq} after ${previous}`);
+    await changes(renewed, 1);
+    const c = open(String(previous));
+    const first = await c.next(() => true);
+    assert.equal(first.event, 'snapshot');
+    assert.equal(first.data.eventSeq, seqOf(renewed));
+    assert.deepEqual(rebuild([first]), rebuild(renewed.messages));
   });
 });

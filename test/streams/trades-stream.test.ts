@@ -9,8 +9,11 @@
  * late joiner's snapshot equal to an early client's snapshot-plus-updates; clients connecting while
  * a burst of orders trades seeing, each, a gap-free run of the tape with no trade twice; the four
  * kinds of market (perpetual, dated future, spot pair, option); the head and heartbeats on the raw
- * stream; refusals before a stream opens (404 unknown market, 400 parameters); and the per-address
- * stream cap (429), the refused stream opening once a slot is free.
+ * stream; refusals before a stream opens (404 unknown market, 400 parameters); the per-address
+ * stream cap (429), the refused stream opening once a slot is free; and resume after a reconnect
+ * (`resume=true` with Last-Event-ID): the missed updates instead of a snapshot, each trade once, up
+ * to what a fresh snapshot holds, and a snapshot without `resume=true`, for an unknown Last-Event-ID
+ * and for one from a previous instance of the group.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -231,5 +234,95 @@ describe('opening', () => {
     } finally {
       await stopService(capped);
     }
+  });
+});
+
+describe('resume after a reconnect', () => {
+  const query = 'intervalMs=70';
+  /** Opens BTC-PERP's tape, with `resume=true` and a Last-Event-ID header when `lastEventId` is given. */
+  const resumed = (lastEventId: string, extra = '&resume=true') => {
+    const c = new StreamClient(streamUrl('BTC-PERP', query + extra), { 'last-event-id': lastEventId });
+    clients.push(c);
+    return c;
+  };
+  const seqOf = (c: StreamClient) => c.messages.at(-1)!.data.eventSeq as number;
+  const isSnapshot = (m: Message) => m.event === 'snapshot';
+  /** Trades once, and waits until `c` has it. */
+  async function traded(c: StreamClient): Promise<void> {
+    await trade('BTC-PERP', 'buy', '0.001', '100000');
+    await until(c, (await tape('BTC-PERP'))[0]!.tradeId);
+  }
+
+  test('resume=true with the last eventSeq: the missed trades once, no snapshot, then on', async () => {
+    const keeper = open('BTC-PERP', query); // keeps the group while the client is away
+    await keeper.next(isSnapshot);
+    const a = open('BTC-PERP', query);
+    await a.next(isSnapshot);
+    await traded(a);
+    a.close();
+    const last = seqOf(a);
+    for (let i = 0; i < 3; i++) await traded(keeper);
+    const upTo = seqOf(keeper);
+    assert.ok(upTo >= last + 3);
+
+    const b = resumed(String(last));
+    await waitFor(() => b.messages.length > 0 && seqOf(b) >= upTo, 5000, 10);
+    assert.equal(b.of('snapshot').length, 0, 'no snapshot');
+    for (const m of b.messages) {
+      assert.deepEqual(m.data, keeper.messages.find((k) => k.data.eventSeq === m.data.eventSeq)!.data, 'the members\' frames');
+    }
+    await traded(b);
+    const both = [...a.messages, ...b.messages];
+    assertSequence(both);
+    assert.deepEqual(both.map((m) => m.data.eventSeq), Array.from({ length: both.length }, (_, i) => both[0]!.data.eventSeq + i), 'gap-free');
+
+    // each trade once, and what a fresh snapshot holds
+    const fresh = open('BTC-PERP', query);
+    const snap = await fresh.next(isSnapshot);
+    await waitFor(() => seqOf(b) >= snap.data.eventSeq);
+    const held = [...received(a), ...received(b)];
+    const upToSnap = [...a.messages, ...b.messages].filter((m) => m.data.eventSeq <= snap.data.eventSeq)
+      .flatMap((m) => m.data.payload.trades as TapeTrade[]);
+    assert.equal(new Set(held.map((t) => t.tradeId)).size, held.length, 'no trade twice');
+    const trades = snap.data.payload.trades as TapeTrade[];
+    assert.deepEqual(upToSnap.slice(-trades.length), trades);
+    assert.deepEqual(upToSnap.slice(-trades.length).map((t) => t.tradeId), (await tape('BTC-PERP')).slice(0, trades.length).map((t) => t.tradeId).reverse());
+    for (const c of [keeper, b, fresh]) c.close();
+  });
+
+  test('a snapshot without resume=true, for an unknown Last-Event-ID, and from a previous instance of the group', async () => {
+    await waitFor(() => ts.service.streams.stats().connections === 0, 5000, 10); // a group of its own
+    const keeper = open('BTC-PERP', query);
+    const first = await keeper.next(isSnapshot);
+    await traded(keeper);
+    await traded(keeper);
+    const current = seqOf(keeper);
+    for (const [id, extra] of [
+      [String(current - 1), ''], // EventSource's own reconnect: the header alone
+      [String(current - 1), '&resume=false'],
+      [String(current + 1000), '&resume=true'], // not issued yet
+      [String(first.data.eventSeq - 1), '&resume=true'], // before this group began
+      ['-1', '&resume=true'],
+    ] as const) {
+      const c = resumed(id, extra);
+      const m = await c.next(() => true);
+      assert.equal(m.event, 'snapshot', `${id} ${extra}`);
+      assert.equal(m.data.eventSeq, current);
+      c.close();
+    }
+    refused(await call(url, `/markets/BTC-PERP/trades/stream?${query}&resume=1`), 400, 'VALIDATION_ERROR');
+
+    // the group goes with its last member; a new one numbers its frames above every seq used before
+    for (const c of clients) c.close();
+    await waitFor(() => ts.service.streams.stats().connections === 0, 5000, 10);
+    const renewed = open('BTC-PERP', query);
+    const snap = await renewed.next(isSnapshot);
+    assert.ok(snap.data.eventSeq > current, `${snap.data.eventSeq} after ${current}`);
+    await traded(renewed);
+    const c = resumed(String(current));
+    const m = await c.next(() => true);
+    assert.equal(m.event, 'snapshot');
+    assert.equal(m.data.eventSeq, seqOf(renewed));
+    assert.deepEqual(m.data.payload.trades, received(renewed).slice(-m.data.payload.trades.length));
   });
 });

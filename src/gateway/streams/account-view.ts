@@ -21,10 +21,13 @@
  *
  * /perps/stream/user: one UserGroup per (address, intervalMs, openOnly); the delta is serialized
  * once for the group's connections. A joiner first flushes what the group holds, so its snapshot
- * (read from the mirror) and the later deltas neither overlap nor leave a gap.
+ * (read from the mirror) and the later deltas neither overlap nor leave a gap; the group keeps its
+ * last seconds of deltas, so a client reconnecting with `resume=true` and Last-Event-ID gets those
+ * it missed instead of the snapshot (hub.ts Group).
  * /perps/stream/events: an EventsSubscriber per connection rides on the market's BookGroup (its
  * timer and the shared serialized book diff) and adds the caller's fills and positions in that
- * market; its eventSeq is its own, strictly increasing from 1.
+ * market; its eventSeq is its own, strictly increasing from the hub's `firstSeq`. Its frames are
+ * composed per connection and kept nowhere, so it never resumes: a reconnect gets a snapshot.
  *
  * Snapshots carry no past fills (GET /perps/trades has the history). Trades pending in one
  * interval are bounded: at MAX_PENDING_TRADES a frame goes out early. Tested by
@@ -146,14 +149,19 @@ export class UserGroup extends Group implements AccountSink {
     this.detach = views.attach(address, this);
   }
 
-  /** Flushes what the group holds to its members, then the joiner's snapshot. */
-  join(conn: StreamConnection): void {
+  /**
+   * Flushes what the group holds to its members, then the joiner's snapshot (or, resuming after
+   * `resumeAfter`, the deltas it missed: Group.resumeFrom; after the flush they include everything
+   * the position mirror holds).
+   */
+  join(conn: StreamConnection, resumeAfter: number | null = null): void {
     this.run(true);
     this.members.add(conn);
     this.retain();
     conn.onClose(() => {
       if (this.members.delete(conn)) this.release();
     });
+    if (this.resumeFrom(conn, resumeAfter)) return;
     const ts = this.hub.ctx.core.now();
     const payload = `{"trades":[],"positions":[${this.views.openPositions(this.address, null).join(',')}]}`;
     conn.write(this.frame('snapshot', 'PerpsUserSnapshot', ts, payload));
@@ -174,10 +182,12 @@ export class UserGroup extends Group implements AccountSink {
 
   protected tick(): void {
     if (this.pending.empty) return;
-    this.seq++;
+    this.advance();
     const ts = this.pending.engineTs;
     const payload = `{${this.pending.take()}}`;
-    this.send(this.frame('delta', 'PerpsUserDelta', ts, payload), this.members);
+    const frame = this.frame('delta', 'PerpsUserDelta', ts, payload);
+    this.keep(frame);
+    this.send(frame, this.members);
   }
 
   protected override stopped(): void {
@@ -187,7 +197,7 @@ export class UserGroup extends Group implements AccountSink {
 
 /** /perps/stream/events: one per connection, riding on its market's BookGroup. */
 export class EventsSubscriber implements AccountSink, BookListener {
-  private seq = 1;
+  private seq: number;
   private readonly pending: Pending;
   private readonly marketId: string;
   private readonly id: string;
@@ -203,6 +213,7 @@ export class EventsSubscriber implements AccountSink, BookListener {
     this.pending = new Pending(openOnly);
     this.marketId = market.spec.id;
     this.id = hub.nextGroupId();
+    this.seq = hub.firstSeq();
   }
 
   /** The snapshot, then deltas on every tick of the market's book group. */
@@ -226,6 +237,7 @@ export class EventsSubscriber implements AccountSink, BookListener {
   onBookTick(diff: string | null, engineTs: number): void {
     if (diff === null && this.pending.empty) return;
     this.seq++;
+    this.hub.noteSeq(this.seq);
     const ts = Math.max(engineTs, this.pending.engineTs);
     const book = diff ?? '"bids":[],"asks":[]';
     const market = JSON.stringify(this.marketId);
@@ -318,15 +330,15 @@ export class AccountViews implements EventSink {
     return out.map(positionJson);
   }
 
-  /** /perps/stream/user: joins (or makes) the group. */
-  joinUser(conn: StreamConnection, address: string, intervalMs: number, openOnly: boolean): void {
+  /** /perps/stream/user: joins (or makes) the group; `resumeAfter`: see UserGroup.join. */
+  joinUser(conn: StreamConnection, address: string, intervalMs: number, openOnly: boolean, resumeAfter: number | null = null): void {
     const key = `${address}|${intervalMs}|${openOnly}`;
     let group = this.userGroups.get(key);
     if (group === undefined) {
       group = new UserGroup(this.hub, this, address, intervalMs, openOnly, () => this.userGroups.delete(key));
       this.userGroups.set(key, group);
     }
-    group.join(conn);
+    group.join(conn, resumeAfter);
   }
 
   /** /perps/stream/events: a subscriber for this connection. */

@@ -17,7 +17,9 @@
  * a joiner's snapshot) only once everything it shows is durable (`whenDurable`), so a stream never
  * shows a balance a crash would take back. Frames are `{ type: 'snapshot' | 'update', eventId,
  * eventType, eventSeq, engineTs, sourceTs, payload }`: the contract's `{ type, payload }` inside the
- * common envelope.
+ * common envelope. Every update is shared by the account's group, which keeps the last seconds of
+ * them: a client reconnecting with `resume=true` and Last-Event-ID gets those it missed instead of
+ * the snapshot (hub.ts Group).
  * Tested by test/streams/balances-stream.test.ts.
  */
 import type { ExchangeEvent } from '../../core/events.ts';
@@ -54,10 +56,11 @@ export class BalancesGroup extends Group {
   }
 
   /**
-   * Brings existing members up to date, then sends the joiner's snapshot, both once the figures
-   * read now are durable. The joiner holds the group (retain) while it waits.
+   * Brings existing members up to date, then sends the joiner's snapshot (or, resuming after
+   * `resumeAfter`, the updates it missed: Group.resumeFrom), both once the figures read now are
+   * durable. The joiner holds the group (retain) while it waits.
    */
-  join(conn: StreamConnection): void {
+  join(conn: StreamConnection, resumeAfter: number | null = null): void {
     this.retain();
     let open = true;
     conn.onClose(() => {
@@ -68,7 +71,7 @@ export class BalancesGroup extends Group {
     this.whenDurable(this.read(), this.hub.ctx.now(), () => {
       if (!open) return;
       this.members.add(conn);
-      conn.write(this.balancesFrame('snapshot', 'BalancesSnapshot'));
+      if (!this.resumeFrom(conn, resumeAfter)) conn.write(this.balancesFrame('snapshot', 'BalancesSnapshot'));
     }, conn);
   }
 
@@ -102,8 +105,11 @@ export class BalancesGroup extends Group {
       if (figures !== this.held) {
         this.held = figures;
         this.readAt = readAt;
-        this.seq++;
-        if (this.members.size > 0) this.send(this.balancesFrame('update', 'BalancesUpdate'), this.members);
+        this.advance();
+        // built and kept even while only joiners wait, so that they may resume across it
+        const frame = this.balancesFrame('update', 'BalancesUpdate');
+        this.keep(frame);
+        if (this.members.size > 0) this.send(frame, this.members);
       }
       then();
     };
@@ -180,14 +186,14 @@ export class BalancesViews implements EventSink {
     }
   }
 
-  /** Joins (or makes) the address's group. */
-  join(conn: StreamConnection, address: string): void {
+  /** Joins (or makes) the address's group; `resumeAfter`: see BalancesGroup.join. */
+  join(conn: StreamConnection, address: string, resumeAfter: number | null = null): void {
     let group = this.groups.get(address);
     if (group === undefined) {
       group = new BalancesGroup(this.hub, this, address, () => this.groups.delete(address));
       this.groups.set(address, group);
     }
-    group.join(conn);
+    group.join(conn, resumeAfter);
   }
 
   private touch(accountId: number, at: number): void {

@@ -10,7 +10,9 @@
  * are no diffs and no named events: messages are data-only (no `event:` field; EventSource's
  * `message`), `id:` = eventSeq, data `{ eventId, eventType: "OptionsBoardSnapshot", eventSeq,
  * engineTs, sourceTs, payload }`. A joiner gets the group's latest frame at once (at most one
- * interval old), then every later one; eventSeq is strictly increasing per connection.
+ * interval old), then every later one; eventSeq is strictly increasing per connection. With
+ * `resume=true` and Last-Event-ID, a reconnecting client gets the boards after it instead, while the
+ * group keeps them (hub.ts Group), so its eventSeq stays gap-free.
  *
  * engineTs is the core's time when the board was read; sourceTs the source time of the index the
  * board shows (engineTs when there is no fresh index). A frame is one clock tick of the core — the
@@ -43,13 +45,17 @@ export class BoardGroup extends Group {
     super(hub, intervalMs, onEmpty);
   }
 
-  /** Adds a connection: the latest board now (built now for a new group), then every tick's. */
-  join(conn: StreamConnection): void {
+  /**
+   * Adds a connection: the latest board now (built now for a new group), or, resuming after
+   * `resumeAfter`, the boards it missed (Group.resumeFrom); then every tick's.
+   */
+  join(conn: StreamConnection, resumeAfter: number | null = null): void {
     this.members.add(conn);
     this.retain();
     conn.onClose(() => {
       if (this.members.delete(conn)) this.release();
     });
+    if (this.resumeFrom(conn, resumeAfter)) return;
     this.current ??= this.build();
     conn.write(this.current);
   }
@@ -59,8 +65,9 @@ export class BoardGroup extends Group {
   }
 
   protected tick(): void {
-    this.seq++;
+    this.advance();
     this.current = this.build();
+    this.keep(this.current);
     this.send(this.current, this.members);
   }
 
@@ -123,12 +130,12 @@ export class BoardViews {
     hub.addSink(this.boards);
   }
 
-  join(conn: StreamConnection, underlying: string): void {
+  join(conn: StreamConnection, underlying: string, resumeAfter: number | null = null): void {
     let group = this.groups.get(underlying);
     if (group === undefined) {
       group = new BoardGroup(this.hub, underlying, this.boards, this.intervalMs, () => this.groups.delete(underlying));
       this.groups.set(underlying, group);
     }
-    group.join(conn);
+    group.join(conn, resumeAfter);
   }
 }

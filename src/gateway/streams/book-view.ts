@@ -9,7 +9,9 @@
  * Members are public book-stream connections (the whole frame is shared) and BookListeners (the
  * private events stream, which embeds the same serialized diff in its own frame). engineTs is the
  * engine time of the latest book event the frame reflects; sourceTs equals it (the engine is the
- * source of book data). Tested by test/streams/book-stream.test.ts.
+ * source of book data). Book-stream members may resume after a reconnect (the group keeps its
+ * shared update frames: hub.ts Group); listeners never do, their frames are their own.
+ * Tested by test/streams/book-stream.test.ts.
  */
 import { BookLevels } from './book-levels.ts';
 import { BookMirrors, type BookMarket, type BookMirror, type BookWatcher } from './book-mirror.ts';
@@ -55,14 +57,17 @@ export class BookGroup extends Group implements BookWatcher {
     if (at > this.engineTs) this.engineTs = at;
   }
 
-  /** Adds a book-stream connection: its snapshot now, then every update of the group. */
-  addPublic(conn: StreamConnection): void {
+  /**
+   * Adds a book-stream connection: its snapshot now (or, resuming after `resumeAfter`, the updates
+   * it missed: Group.resumeFrom), then every update of the group.
+   */
+  addPublic(conn: StreamConnection, resumeAfter: number | null = null): void {
     this.publics.add(conn);
     this.retain();
     conn.onClose(() => {
       if (this.publics.delete(conn)) this.release();
     });
-    conn.write(this.publicSnapshot());
+    if (!this.resumeFrom(conn, resumeAfter)) conn.write(this.publicSnapshot());
   }
 
   /** Adds a listener; returns its removal. The listener's snapshot comes from `snapshotLevels`. */
@@ -93,14 +98,16 @@ export class BookGroup extends Group implements BookWatcher {
     this.dirty = false;
     this.heldTs = this.engineTs;
     if (diff !== null) {
-      this.seq++;
+      this.advance();
       this.snapshotChunk = null;
     }
     // one job for the shared frame (book-stream members) and the listeners' own frames
     const publics = diff === null ? [] : [...this.publics];
     const listeners = [...this.listeners];
     if (publics.length + listeners.length === 0) return;
+    // kept for resuming book-stream members; a seq with listeners only has no shared frame (no resume across it)
     const frame = publics.length === 0 ? null : this.bookFrame('update', 'BookUpdate', diff!);
+    if (frame !== null) this.keep(frame);
     const ts = this.heldTs;
     this.sendEach(publics.length + listeners.length, (i) => {
       if (i < publics.length) publics[i]!.write(frame!);

@@ -11,10 +11,13 @@
  *     reading the core, so a stream never shows what a crash could take back;
  *   - `Group`: the fan-out unit. A view is computed once per group and interval on a gateway
  *     timer, serialized once, and the same bytes are written to every member. Each group carries
- *     its own monotonically increasing `seq`; a member's snapshot carries the group's current seq
- *     and every later frame of the group the next one, so each connection sees a strictly
+ *     its own monotonically increasing `seq`, starting from the hub's `firstSeq` (the wall clock
+ *     in ms, or above every seq the hub issued); a member's snapshot carries the group's current
+ *     seq and every later frame of the group the next one, so each connection sees a strictly
  *     increasing, gap-free eventSeq from its snapshot on (the SSE `id:` equals it). A group's timer
- *     starts with its first member and stops with its last;
+ *     starts with its first member and stops with its last. Groups whose frames every member
+ *     shares keep the last few seconds of them, so a client that asks to resume (`resume=true`
+ *     with Last-Event-ID) gets the frames it missed instead of a snapshot (`Group.resumeFrom`);
  *   - fan-out (`broadcast`): writes go out in time slices of FANOUT_SLICE_MS, yielding to the
  *     event loop between slices, so a frame for 10,000 subscribers never holds up commands and
  *     HTTP requests for the whole write loop. Jobs run in order, so each connection receives its
@@ -87,6 +90,8 @@ export class StreamHub {
   private readonly jobs: FanOutJob[] = [];
   private pumping = false;
   private nextGroup = 1;
+  /** Highest eventSeq any group (or per-connection stream) of this hub issued. */
+  private highestSeq = 0;
   private activeGroups = 0;
   private closed = false;
   /** Set as the clean shutdown starts: the streams it ends do not cancel orders (cancel-on-disconnect.ts). */
@@ -188,6 +193,24 @@ export class StreamHub {
     return `${this.epoch}.${this.nextGroup++}`;
   }
 
+  /**
+   * The first eventSeq of a new group (or per-connection stream): max(wall clock in ms, highest
+   * seq this hub issued + 1). A group's seqs therefore never overlap those of an earlier instance
+   * of the same view in this process, nor, while seqs do not run ahead of the clock, those of a
+   * process before a restart; a Last-Event-ID from either falls outside the new group's range
+   * (docs/architecture.md "Streams").
+   */
+  firstSeq(): number {
+    const seq = Math.max(Date.now(), this.highestSeq + 1);
+    this.highestSeq = seq;
+    return seq;
+  }
+
+  /** A group or stream moved on to `seq`. */
+  noteSeq(seq: number): void {
+    if (seq > this.highestSeq) this.highestSeq = seq;
+  }
+
   groupStarted(): void {
     this.activeGroups++;
   }
@@ -281,14 +304,39 @@ export class StreamHub {
   }
 }
 
+/** How long a group keeps the frames it sent for members that resume (`Group.resumeFrom`). */
+export const RESUME_WINDOW_MS = 10_000;
+/** At most this many frames are kept per group for resuming. */
+export const RESUME_MAX_FRAMES = 256;
+/** At most this many bytes of frames are kept per group for resuming. */
+export const RESUME_MAX_BYTES = 1 << 20;
+
+/** A frame a group wrote to all its members, kept for resuming. */
+interface KeptFrame {
+  readonly seq: number;
+  readonly frame: Buffer;
+  /** performance.now() when it was kept. */
+  readonly at: number;
+}
+
 /**
  * A fan-out group: members share one computed view, one timer and one seq. Subclasses add
  * members (calling `retain`/`release`), compute in `tick`, and end members in `failAll`.
+ *
+ * Resume: a group whose frames are shared by all members keeps each one (`keep`) in a ring bounded
+ * by RESUME_WINDOW_MS, RESUME_MAX_FRAMES and RESUME_MAX_BYTES. A joiner that asked to resume after
+ * seq r (`?resume=true` and `Last-Event-ID: r`) gets the kept frames after r instead of a snapshot
+ * when r is one of this group's seqs (origin <= r <= seq) and every frame after it is still kept
+ * (`resumeFrom`); the state it then holds is the members', exactly what a snapshot would carry.
  */
 export abstract class Group {
-  /** Seq of the view state members hold; a new frame increments it first. */
-  seq = 1;
+  /** The seq this instance of the group started at (from the hub: unique, see StreamHub.firstSeq). */
+  readonly origin: number;
   readonly id: string;
+  private atSeq: number;
+  /** Frames sent to all members, contiguous in seq, oldest first. */
+  private kept: KeptFrame[] = [];
+  private keptBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   private retained = 0;
   /** A frame of this group is still being written to its members (see StreamHub.broadcast). */
@@ -301,6 +349,13 @@ export abstract class Group {
     private readonly onEmpty: () => void,
   ) {
     this.id = hub.nextGroupId();
+    this.origin = hub.firstSeq();
+    this.atSeq = this.origin;
+  }
+
+  /** Seq of the view state members hold; a new frame increments it first (`advance`). */
+  get seq(): number {
+    return this.atSeq;
   }
 
   get memberCount(): number {
@@ -329,6 +384,61 @@ export abstract class Group {
     return dataChunk({ eventId: this.eventId(seq), eventType, eventSeq: seq, engineTs, sourceTs, payload });
   }
 
+  /** Moves to the next seq (before building the frame that carries it). */
+  protected advance(): void {
+    this.atSeq++;
+    this.hub.noteSeq(this.atSeq);
+  }
+
+  /**
+   * Keeps `frame`, the one written to every member at the current seq, for joiners that resume. A
+   * seq the group moved past without keeping its frame breaks the run: what was kept before it is
+   * dropped, and no joiner resumes from before it.
+   */
+  protected keep(frame: Buffer): void {
+    const last = this.kept.at(-1);
+    if (last !== undefined && last.seq !== this.atSeq - 1) this.forgetKept();
+    this.kept.push({ seq: this.atSeq, frame, at: performance.now() });
+    this.keptBytes += frame.length;
+    this.pruneKept();
+  }
+
+  /**
+   * Writes to a joiner that asked to resume after seq `after` the frames it missed, and returns
+   * true; or returns false (the caller then writes the snapshot) when `after` is null, not one of
+   * this group instance's seqs, or older than what the group still keeps.
+   */
+  protected resumeFrom(conn: StreamConnection, after: number | null): boolean {
+    if (after === null || after < this.origin || after > this.atSeq) return false;
+    if (after === this.atSeq) return true;
+    this.pruneKept();
+    const first = this.kept[0];
+    if (first === undefined || first.seq > after + 1 || this.kept.at(-1)!.seq !== this.atSeq) return false;
+    for (let i = after + 1 - first.seq; i < this.kept.length; i++) conn.write(this.kept[i]!.frame);
+    return true;
+  }
+
+  private pruneKept(): void {
+    const oldest = performance.now() - RESUME_WINDOW_MS;
+    let drop = 0;
+    let bytes = this.keptBytes;
+    while (
+      drop < this.kept.length &&
+      (this.kept.length - drop > RESUME_MAX_FRAMES || bytes > RESUME_MAX_BYTES || this.kept[drop]!.at < oldest)
+    ) {
+      bytes -= this.kept[drop]!.frame.length;
+      drop++;
+    }
+    if (drop === 0) return;
+    this.kept = this.kept.slice(drop);
+    this.keptBytes = bytes;
+  }
+
+  private forgetKept(): void {
+    this.kept = [];
+    this.keptBytes = 0;
+  }
+
   protected retain(): void {
     if (this.retained++ > 0) return;
     this.hub.groupStarted();
@@ -340,6 +450,7 @@ export abstract class Group {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     this.hub.groupStopped();
+    this.forgetKept();
     this.stopped();
     this.onEmpty();
   }

@@ -5,7 +5,9 @@
  * validated before the handler), 404 (the route's own lookup), 429/503 (connection caps, core
  * down). Then the reply is hijacked, the head is written with the headers the onRequest hooks set
  * (version, rate limit), and `start` joins the view groups and writes the snapshot in the same
- * synchronous step, so no published event falls between the snapshot and the first diff.
+ * synchronous step, so no published event falls between the snapshot and the first diff. With
+ * `resume=true` and a Last-Event-ID, `start` may write the frames missed since then instead of the
+ * snapshot (hub.ts Group; docs/architecture.md "Streams").
  *
  * Streams are HTTP/1.1 chunked responses; an HTTP/1.0 request, or one pipelined behind another
  * response on the same connection, is refused with 400.
@@ -76,7 +78,10 @@ export async function openRoute<I>(hub: StreamHub, req: FastifyRequest, reply: F
     route.check(input);
     join = (conn, address, resumeAfter) => relay.join(conn as SseConnection, { route: route.name, input, address, resumeAfter });
   }
-  openStream(hub, req, reply, { private: route.private, budget: route.budget, cancelOnDisconnect, start: join });
+  // Without the relay, each gateway of a deployment numbers its groups itself: a Last-Event-ID
+  // from another gateway could fall in this one's range, so only a single numbering resumes.
+  const resumable = relay !== null || hub.ctx.settings.role !== 'gateway';
+  openStream(hub, req, reply, { private: route.private, budget: route.budget, cancelOnDisconnect, resumable, start: join });
 }
 
 export interface StreamStart {
@@ -88,6 +93,8 @@ export interface StreamStart {
   start: StreamJoin;
   /** Query `cancelOnDisconnect=true` on a private stream: its close cancels the caller's orders (cancel-on-disconnect.ts). */
   readonly cancelOnDisconnect?: boolean;
+  /** Whether a `resume=true` request's Last-Event-ID reaches `start` (default true; see `resumePoint`). */
+  readonly resumable?: boolean;
 }
 
 export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyReply, spec: StreamStart) {
@@ -107,7 +114,7 @@ export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyRe
   const conn = hub.connect(reply.raw, headersOf(reply), caller?.credential ?? null, slot.release);
   if (cancelOnClose) cancelOnDisconnect(hub, conn, caller.address);
   try {
-    spec.start(conn, caller?.address ?? null, resumePoint(req));
+    spec.start(conn, caller?.address ?? null, spec.resumable === false ? null : resumePoint(req));
   } catch (error) {
     hub.reportError(error, 'stream start failed');
     conn.fail('INTERNAL', 'the stream could not start; reconnect', true);
@@ -115,10 +122,14 @@ export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyRe
 }
 
 /**
- * The SSE `Last-Event-ID` a reconnecting client sends (the eventSeq it last applied), or null when
- * absent or not a whole number (the stream then starts with a snapshot, as without it).
+ * The SSE `Last-Event-ID` a reconnecting client sends (the eventSeq it last applied), when the
+ * request asked to resume with the query parameter `resume=true` (validated by the route's query
+ * schema, which turns it into a boolean). Null otherwise, or when the header is absent or not a
+ * whole number: the stream then starts with a snapshot. Opt-in because EventSource sends the header
+ * on its own reconnects, and a client that did not ask must get the snapshot the contract promises.
  */
 function resumePoint(req: FastifyRequest): number | null {
+  if ((req.query as { resume?: unknown } | null | undefined)?.resume !== true) return null;
   const header = req.headers['last-event-id'];
   if (typeof header !== 'string' || !/^\d{1,15}$/.test(header)) return null;
   return Number(header);

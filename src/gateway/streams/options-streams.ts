@@ -33,6 +33,7 @@ import {
   BoardStreamQuery,
   OptionsEventsMessage,
   OptionsEventsQuery,
+  RESUME_NOTE,
   STREAM_BOUNDS,
   streamResponses,
 } from './schemas.ts';
@@ -79,7 +80,7 @@ function boardStreamRoute(app: TypedApp, hub: StreamHub, boards: BoardViews): vo
     check: (q) => void knownUnderlying(hub, q.underlying),
     open: (q) => {
       const underlying = knownUnderlying(hub, q.underlying);
-      return (conn) => boards.join(conn, underlying);
+      return (conn, _address, resumeAfter) => boards.join(conn, underlying, resumeAfter);
     },
   });
   app.get('/markets/board/stream', {
@@ -95,7 +96,8 @@ function boardStreamRoute(app: TypedApp, hub: StreamHub, boards: BoardViews): vo
         'book and reference mark, IV and Greeks), with volatilityIndex { underlying, dvol, tenorDays, ' +
         'computedAt }. Every message is a full snapshot; eventSeq is strictly increasing per connection. ' +
         'sourceTs is the source time of the index the board shows (engineTs when there is none). The first ' +
-        'message is sent on connect. Reference data only: orders route against the order books.',
+        'message is sent on connect. Reference data only: orders route against the order books. ' +
+        RESUME_NOTE + ' Resumed, the boards after Last-Event-ID come first, each a full snapshot as always.',
       querystring: BoardStreamQuery,
       response: streamResponses(BoardMessage, [400, 404, 429, 503], BOARD_200),
     },
@@ -115,7 +117,7 @@ function optionsEventsRoute(app: TypedApp, hub: StreamHub, views: OptionsViews):
         intervalMs: q.intervalMs ?? STREAM_BOUNDS.options.intervalMs.default,
         includeReference: q.includeReference ?? false,
       };
-      return (conn) => views.join(conn, query);
+      return (conn, _address, resumeAfter) => views.join(conn, query, resumeAfter);
     },
   });
   app.get('/options/stream/events', {
@@ -135,7 +137,8 @@ function optionsEventsRoute(app: TypedApp, hub: StreamHub, views: OptionsViews):
         'spot pair is refused with 400. Authenticate with the session cookie, Authorization: Bearer or ' +
         'x-api-key (scope read is enough); a revoked or expired credential ends the stream with event: ' +
         'error UNAUTHENTICATED (retryable false). cancelOnDisconnect=true (session or trade-scope key) cancels ' +
-        'every live order of the account, on every venue, when the stream closes.',
+        'every live order of the account, on every venue, when the stream closes. ' +
+        RESUME_NOTE + ' Resumed, the deltas missed carry their trades (a snapshot carries no past trades).',
       querystring: OptionsEventsQuery,
       response: streamResponses(OptionsEventsMessage, [400, 401, 403, 404, 429, 503]),
     },

@@ -23,7 +23,9 @@
  * A joiner's snapshot is the state the group's members hold (the levels and overlay of the last
  * frame, at the group's seq); trades published before it but after that frame come in the next
  * delta together with the book change they caused, so the snapshot plus the deltas never
- * contradict the book. Trades pending in one interval are bounded: at MAX_PENDING_TRADES a frame
+ * contradict the book. A member that reconnects with `resume=true` and Last-Event-ID gets the
+ * deltas it missed (their trades included) instead of the snapshot while the group still keeps
+ * them (hub.ts Group). Trades pending in one interval are bounded: at MAX_PENDING_TRADES a frame
  * goes out early. The group ends its members with INVALID_PARAMS (not retryable) when the
  * instrument stops trading (expiry). Tested by test/streams/options-events-stream.test.ts.
  */
@@ -91,13 +93,17 @@ export class OptionsGroup extends Group implements BookWatcher {
     this.reference = includeReference ? this.referenceJson() : null;
   }
 
-  /** Adds a connection: its snapshot now, then every delta of the group. */
-  join(conn: StreamConnection): void {
+  /**
+   * Adds a connection: its snapshot now (or, resuming after `resumeAfter`, the deltas it missed:
+   * Group.resumeFrom), then every delta of the group.
+   */
+  join(conn: StreamConnection, resumeAfter: number | null = null): void {
     this.members.add(conn);
     this.retain();
     conn.onClose(() => {
       if (this.members.delete(conn)) this.release();
     });
+    if (this.resumeFrom(conn, resumeAfter)) return;
     this.snapshotChunk ??= this.frame('snapshot', 'OptionsStreamSnapshot', this.heldTs, this.payload(
       this.levels.snapshot(),
       '',
@@ -134,14 +140,16 @@ export class OptionsGroup extends Group implements BookWatcher {
       const computedAt = this.hub.ctx.core.optionBoard(this.market.underlying)?.computedAt ?? 0;
       if (computedAt > this.latestTs) this.latestTs = computedAt;
     }
-    this.seq++;
+    this.advance();
     this.snapshotChunk = null;
     this.reference = reference;
     this.heldTs = this.latestTs;
     const trades = this.trades.join(',');
     this.trades = [];
     const payload = this.payload(diff ?? '"bids":[],"asks":[]', trades);
-    this.send(this.frame('delta', 'OptionsStreamDelta', this.heldTs, payload), this.members);
+    const frame = this.frame('delta', 'OptionsStreamDelta', this.heldTs, payload);
+    this.keep(frame);
+    this.send(frame, this.members);
   }
 
   private payload(levels: string, trades: string): string {
@@ -185,13 +193,13 @@ export class OptionsViews implements EventSink {
     }
   }
 
-  /** Joins (or makes) the group of the query; writes the snapshot. */
-  join(conn: StreamConnection, q: OptionsQuery): void {
+  /** Joins (or makes) the group of the query; writes the snapshot (or resumes after `resumeAfter`). */
+  join(conn: StreamConnection, q: OptionsQuery, resumeAfter: number | null = null): void {
     const id = q.market.spec.id;
     const key = `${id}|${q.depth}|${q.intervalMs}|${q.includeReference}`;
     let group = this.groups.get(key);
     if (group === undefined) group = this.create(key, q);
-    group.join(conn);
+    group.join(conn, resumeAfter);
   }
 
   private create(key: string, q: OptionsQuery): OptionsGroup {

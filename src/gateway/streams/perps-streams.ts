@@ -24,6 +24,8 @@ import {
   BookStreamQuery,
   EventsMessage,
   EventsStreamQuery,
+  NO_RESUME_NOTE,
+  RESUME_NOTE,
   STREAM_BOUNDS,
   streamResponses,
   UserMessage,
@@ -66,7 +68,7 @@ function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market
     check: (q) => void market(q.marketId),
     open: (q) => {
       const group = books.group(market(q.marketId), q.depth ?? STREAM_BOUNDS.book.depth.default, q.intervalMs ?? STREAM_BOUNDS.book.intervalMs.default);
-      return (conn) => group.addPublic(conn);
+      return (conn, _address, resumeAfter) => group.addPublic(conn, resumeAfter);
     },
   });
   app.get('/perps/book-stream', {
@@ -80,7 +82,8 @@ function bookStreamRoute(app: TypedApp, hub: StreamHub, books: BookViews, market
         'stream on /options/stream/events). ' +
         'Levels { price, size, total } best first; total is the running size from the top. ' +
         'An update lists the levels whose size or total changed or that entered or left the depth window; ' +
-        'size "0" means the level was removed. Applied in order, the updates keep every total current.',
+        'size "0" means the level was removed. Applied in order, the updates keep every total current. ' +
+        RESUME_NOTE,
       querystring: BookStreamQuery,
       response: streamResponses(BookMessage, [400, 404, 429, 503]),
     },
@@ -114,7 +117,7 @@ function eventsStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews
         `removedIds } }. A fill arrives as a trade plus a position upsert. When a dated future stops ` +
         'trading, a last delta carries its expired orders and, when it settled at once, the closed ' +
         'positions; then event: error INVALID_PARAMS (retryable false) ends the stream. ' +
-        `${PRIVATE_NOTE}`,
+        `${PRIVATE_NOTE} ${NO_RESUME_NOTE}`,
       querystring: EventsStreamQuery,
       response: streamResponses(EventsMessage, [400, 401, 403, 404, 429, 503]),
     },
@@ -126,8 +129,8 @@ function userStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews):
     name: 'perps.user',
     private: true,
     check: () => undefined,
-    open: (q) => (conn, address) =>
-      accounts.joinUser(conn, address!, q.intervalMs ?? STREAM_BOUNDS.user.intervalMs.default, q.openOnly ?? false),
+    open: (q) => (conn, address, resumeAfter) =>
+      accounts.joinUser(conn, address!, q.intervalMs ?? STREAM_BOUNDS.user.intervalMs.default, q.openOnly ?? false, resumeAfter),
   });
   app.get('/perps/stream/user', {
     exposeHeadRoute: false,
@@ -137,7 +140,8 @@ function userStreamRoute(app: TypedApp, hub: StreamHub, accounts: AccountViews):
       summary: 'The caller\'s perp fills and positions across all markets (no book)',
       description:
         'snapshot { trades: [], positions: [Position] }, then delta { trades: [Fill], ' +
-        `positions: { upserts, removedIds } }. ${PRIVATE_NOTE}`,
+        `positions: { upserts, removedIds } }. ${PRIVATE_NOTE} ${RESUME_NOTE} Resumed, the deltas missed ` +
+        'carry the fills and position changes since Last-Event-ID (a snapshot carries no past fills).',
       querystring: UserStreamQuery,
       response: streamResponses(UserMessage, [400, 401, 403, 429, 503]),
     },

@@ -9,7 +9,7 @@ import type { TypedApp } from '../app.ts';
 import { BALANCES_INTERVAL_MS, BalancesViews } from './balances-view.ts';
 import type { StreamHub } from './hub.ts';
 import { openRoute } from './open.ts';
-import { BalancesMessage, BalancesStreamQuery, streamResponses } from './schemas.ts';
+import { BalancesMessage, BalancesStreamQuery, RESUME_NOTE, streamResponses } from './schemas.ts';
 
 export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
   const balances = new BalancesViews(hub);
@@ -17,7 +17,7 @@ export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
     name: 'portfolio.balances',
     private: true,
     check: () => undefined,
-    open: () => (conn, address) => balances.join(conn, address!),
+    open: () => (conn, address, resumeAfter) => balances.join(conn, address!, resumeAfter),
   });
   app.get('/portfolio/balances/stream', {
     exposeHeadRoute: false,
@@ -31,7 +31,8 @@ export function portfolioStreamRoutes(app: TypedApp, hub: StreamHub): void {
         'with payload { wallet, perps, options, spot, pendingWithdrawalTotal, updatedAt }, each bucket ' +
         `{ available, locked, total } in USDC. Changes are coalesced every ${BALANCES_INTERVAL_MS} ms and ` +
         'sent only when a figure changed, and only once durable (no figure a crash could take back). Session cookie, Bearer or x-api-key (scope read). ' +
-        'cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes.',
+        'cancelOnDisconnect=true (session or trade-scope key) cancels every live order of the account when the stream closes. ' +
+        RESUME_NOTE,
       querystring: BalancesStreamQuery,
       response: streamResponses(BalancesMessage, [400, 401, 403, 429, 503]),
     },

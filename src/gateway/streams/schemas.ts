@@ -7,6 +7,7 @@
 import { Type, type TSchema } from 'typebox';
 import { BoardView } from '../routes/options-board.ts';
 import { ErrorBody, NullableString, OrNull, StringEnum } from '../schemas/common.ts';
+import { RESUME_MAX_BYTES, RESUME_MAX_FRAMES, RESUME_WINDOW_MS } from './hub.ts';
 import type { StreamErrorCode } from './sse.ts';
 
 const STREAM_ERROR_CODES: readonly StreamErrorCode[] = [
@@ -65,11 +66,41 @@ const CancelOnDisconnect = Type.Optional(
   }),
 );
 
+/** Opt-in resume after a reconnect (hub.ts Group, open.ts resumePoint), on every stream route. */
+export const Resume = Type.Optional(
+  Type.Boolean({
+    default: false,
+    description:
+      'true: on a reconnect carrying Last-Event-ID (the last eventSeq applied), the stream may resume: ' +
+      'the frames after it instead of the snapshot (see the route description). false or absent: ' +
+      'always a snapshot first, whatever Last-Event-ID says.',
+  }),
+);
+
+/** How resume works, for the description of every route that offers it. */
+export const RESUME_NOTE =
+  'Resume: with resume=true and a Last-Event-ID header (EventSource sends the last id on its own ' +
+  'reconnects) the stream starts with the frames after that eventSeq instead of the snapshot, when ' +
+  'the server still keeps them: the same view is still followed by another connection (once its ' +
+  'last one leaves, a view is numbered afresh, above every eventSeq used before) and the frames are ' +
+  `at most ${RESUME_WINDOW_MS / 1000} s old (at most ${RESUME_MAX_FRAMES} frames and ` +
+  `${RESUME_MAX_BYTES / (1 << 20)} MiB); a Last-Event-ID equal to the latest eventSeq resumes with ` +
+  'nothing to catch up. Otherwise, or for an unknown or too old Last-Event-ID, the stream starts ' +
+  'with the snapshot as usual, so a client that resumes must still take a snapshot (replace its ' +
+  'state). eventSeq values start from the server\'s Unix time in ms, not from 1.';
+
+/** For the routes whose frames are composed per connection: resume is accepted but not offered. */
+export const NO_RESUME_NOTE =
+  'resume=true is accepted but this stream does not resume (its frames are composed per ' +
+  'connection): every connection starts with a snapshot. eventSeq values start from the server\'s ' +
+  'Unix time in ms, not from 1.';
+
 export const BookStreamQuery = Type.Object(
   {
     marketId: MarketId,
     depth: depth(STREAM_BOUNDS.book.depth),
     intervalMs: interval(STREAM_BOUNDS.book.intervalMs),
+    resume: Resume,
   },
   { additionalProperties: false },
 );
@@ -81,12 +112,18 @@ export const EventsStreamQuery = Type.Object(
     openOnly: OpenOnly,
     intervalMs: interval(STREAM_BOUNDS.events.intervalMs),
     cancelOnDisconnect: CancelOnDisconnect,
+    resume: Resume,
   },
   { additionalProperties: false },
 );
 
 export const UserStreamQuery = Type.Object(
-  { openOnly: OpenOnly, intervalMs: interval(STREAM_BOUNDS.user.intervalMs), cancelOnDisconnect: CancelOnDisconnect },
+  {
+    openOnly: OpenOnly,
+    intervalMs: interval(STREAM_BOUNDS.user.intervalMs),
+    cancelOnDisconnect: CancelOnDisconnect,
+    resume: Resume,
+  },
   { additionalProperties: false },
 );
 
@@ -99,6 +136,7 @@ export const OptionsEventsQuery = Type.Object(
       Type.Boolean({ default: false, description: 'add the board\'s reference overlay (never tradable)' }),
     ),
     cancelOnDisconnect: CancelOnDisconnect,
+    resume: Resume,
   },
   { additionalProperties: false },
 );
@@ -108,13 +146,17 @@ export const BoardStreamQuery = Type.Object(
     underlying: Type.Optional(
       Type.String({ pattern: '^[A-Z][A-Z0-9]{1,9}$', description: 'BTC (primary, the default) or ETH' }),
     ),
+    resume: Resume,
   },
   { additionalProperties: false },
 );
 
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
-export const BalancesStreamQuery = Type.Object({ cancelOnDisconnect: CancelOnDisconnect }, { additionalProperties: false });
+export const BalancesStreamQuery = Type.Object(
+  { cancelOnDisconnect: CancelOnDisconnect, resume: Resume },
+  { additionalProperties: false },
+);
 
 const Envelope = (payload: TSchema, extra: Record<string, TSchema> = {}) =>
   Type.Object({

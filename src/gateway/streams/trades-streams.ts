@@ -19,7 +19,7 @@ import { apiError } from '../errors.ts';
 import { listedMarket, MarketIdParams, PublicTradeView } from '../routes/trade-tape.ts';
 import type { StreamHub } from './hub.ts';
 import { openRoute } from './open.ts';
-import { streamResponses } from './schemas.ts';
+import { Resume, RESUME_NOTE, streamResponses } from './schemas.ts';
 import { TAPE_SNAPSHOT_TRADES, TradeViews } from './trades-view.ts';
 
 export const TRADES_STREAM_INTERVAL = { min: 50, max: 2000, default: 100 } as const;
@@ -32,6 +32,7 @@ const TradesStreamQuery = Type.Object(
       default: TRADES_STREAM_INTERVAL.default,
       description: `coalescing interval in ms, ${TRADES_STREAM_INTERVAL.min} to ${TRADES_STREAM_INTERVAL.max}`,
     })),
+    resume: Resume,
   },
   { additionalProperties: false },
 );
@@ -57,7 +58,8 @@ lists newest first and pages further back). A trade is { tradeId, marketId, pric
 takerSide, createdAt }, takerSide being the aggressor's side; no account, order or fee. Only durable
 trades are sent, each once; eventSeq is strictly increasing per connection and equals the SSE id.
 An interval without trades sends nothing but the :heartbeat. When the market stops trading (expiry),
-its last trades are sent, then event: error INVALID_PARAMS (retryable false) ends the stream.`;
+its last trades are sent, then event: error INVALID_PARAMS (retryable false) ends the stream.
+${RESUME_NOTE} Resumed, the updates after Last-Event-ID come first: each trade missed, once.`;
 
 interface TradesStreamInput {
   readonly marketId: string;
@@ -80,7 +82,7 @@ export function tradeStreamRoutes(app: TypedApp, hub: StreamHub): void {
       const group = await views.group(q.marketId, q.intervalMs ?? TRADES_STREAM_INTERVAL.default, () => trading(q.marketId));
       // The join runs in the same turn as the head is written; a stream refused before it leaves the group idle.
       setImmediate(() => views.dropIfIdle(group));
-      return (conn) => group.join(conn);
+      return (conn, _address, resumeAfter) => group.join(conn, resumeAfter);
     },
   });
   app.get('/markets/:marketId/trades/stream', {

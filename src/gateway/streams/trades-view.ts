@@ -20,7 +20,9 @@
  * through the hub's sliced fan-out; an interval without trades sends nothing (the heartbeat keeps
  * the connection). A joiner's snapshot is what members hold (the newest trades up to the last
  * frame, at the group's seq); trades published since then come in the next update, so each
- * connection sees every trade once, in order, with a strictly increasing eventSeq. engineTs is the
+ * connection sees every trade once, in order, with a strictly increasing eventSeq. A member that
+ * reconnects with `resume=true` and Last-Event-ID gets the updates it missed instead, while the
+ * group still keeps them (hub.ts Group: the last seconds of frames). engineTs is the
  * time of the newest trade the message reflects (the core's time when the tape is empty). At
  * MAX_PENDING_TAPE_TRADES waiting, a frame goes out early. When the market stops trading (a future
  * or option expires), the trades it made until then go out, then the stream ends with
@@ -100,13 +102,17 @@ export class TradesGroup extends Group {
     this.ready = this.start();
   }
 
-  /** Adds a connection (after `ready`): its snapshot now, then every update of the group. */
-  join(conn: StreamConnection): void {
+  /**
+   * Adds a connection (after `ready`): its snapshot now (or, resuming after `resumeAfter`, the
+   * updates it missed: Group.resumeFrom), then every update of the group.
+   */
+  join(conn: StreamConnection, resumeAfter: number | null = null): void {
     this.members.add(conn);
     this.retain();
     conn.onClose(() => {
       if (this.members.delete(conn)) this.release();
     });
+    if (this.resumeFrom(conn, resumeAfter)) return;
     this.snapshotChunk ??= this.frame('snapshot', 'TradesSnapshot', this.heldTs, this.payload(joinJson(this.held)));
     conn.write(this.snapshotChunk);
   }
@@ -155,12 +161,14 @@ export class TradesGroup extends Group {
     if (this.pending.length === 0) return null;
     const trades = this.pending;
     this.pending = [];
-    this.seq++;
+    this.advance();
     this.snapshotChunk = null;
     for (const e of trades) this.held.push(e);
     if (this.held.length > TAPE_SNAPSHOT_TRADES) this.held.splice(0, this.held.length - TAPE_SNAPSHOT_TRADES);
     this.heldTs = Math.max(this.heldTs, trades[trades.length - 1]!.at);
-    return this.frame('update', 'TradesUpdate', this.heldTs, this.payload(joinJson(trades)));
+    const frame = this.frame('update', 'TradesUpdate', this.heldTs, this.payload(joinJson(trades)));
+    this.keep(frame);
+    return frame;
   }
 
   /**
