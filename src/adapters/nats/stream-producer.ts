@@ -136,7 +136,14 @@ class GatewayLink {
   }
 
   private send(entries: RelayEntry[]): void {
-    this.producer.publish(STREAM_SUBJECTS.frames(this.gateway), encodeFrames(this.producer.epoch, ++this.seq, entries));
+    try {
+      this.producer.publish(STREAM_SUBJECTS.frames(this.gateway), encodeFrames(this.producer.epoch, this.seq + 1, entries));
+      this.seq++;
+    } catch (error) {
+      // A frame past the server's max_payload: the streams it was for end rather than skip it.
+      this.producer.report(error, `a stream relay message to gateway ${this.gateway} could not be sent`);
+      for (const e of entries) for (const id of e.ids) this.conns.get(id)?.fail('INTERNAL', 'a frame could not be relayed; reconnect', true);
+    }
   }
 }
 
@@ -198,6 +205,10 @@ export class StreamProducer {
     let n = 0;
     for (const link of this.links.values()) n += link.conns.size;
     return n;
+  }
+
+  report(error: unknown, message: string): void {
+    this.options.report(error, message);
   }
 
   publish(subject: string, data: Uint8Array): void {
