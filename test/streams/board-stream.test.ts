@@ -198,7 +198,9 @@ describe('GET /markets/board/stream', () => {
     const doc = (await call(url, '/openapi.json')).body;
     const board = doc.paths['/markets/board/stream'].get;
     assert.deepEqual(board.tags, ['streams']);
-    assert.deepEqual(board.parameters.map((p: Json) => p.name), ['underlying']);
+    assert.deepEqual(board.parameters.map((p: Json) => p.name), ['underlying', 'resume']);
+    const resume = board.parameters.find((p: Json) => p.name === 'resume').schema;
+    assert.deepEqual([resume.type, resume.default], ['boolean', false]);
     const payload = board.responses['200'].content['text/event-stream'].schema.properties.payload;
     assert.ok('volatilityIndex' in payload.properties);
     const events = doc.paths['/options/stream/events'].get;
