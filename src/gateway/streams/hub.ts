@@ -406,7 +406,8 @@ export abstract class Group {
   /**
    * Writes to a joiner that asked to resume after seq `after` the frames it missed, and returns
    * true; or returns false (the caller then writes the snapshot) when `after` is null, not one of
-   * this group instance's seqs, or older than what the group still keeps.
+   * this group instance's seqs, older than what the group still keeps, or when the frames missed
+   * are more bytes than a connection may leave unsent (SSE_MAX_BUFFER_BYTES).
    */
   protected resumeFrom(conn: StreamConnection, after: number | null): boolean {
     if (after === null || after < this.origin || after > this.atSeq) return false;
@@ -414,7 +415,12 @@ export abstract class Group {
     this.pruneKept();
     const first = this.kept[0];
     if (first === undefined || first.seq > after + 1 || this.kept.at(-1)!.seq !== this.atSeq) return false;
-    for (let i = after + 1 - first.seq; i < this.kept.length; i++) conn.write(this.kept[i]!.frame);
+    const from = after + 1 - first.seq;
+    // more than a connection may hold unsent would end it as a slow consumer: a snapshot instead
+    let bytes = 0;
+    for (let i = from; i < this.kept.length; i++) bytes += this.kept[i]!.frame.length;
+    if (bytes > this.hub.settings.maxBufferBytes) return false;
+    for (let i = from; i < this.kept.length; i++) conn.write(this.kept[i]!.frame);
     return true;
   }
 
