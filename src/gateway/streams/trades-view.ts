@@ -153,7 +153,9 @@ export class TradesGroup extends Group {
     this.early = null;
     if (start.length > 0) this.newestId = start[start.length - 1]!.id;
     this.held = start.length > TAPE_SNAPSHOT_TRADES ? start.slice(-TAPE_SNAPSHOT_TRADES) : start;
-    if (this.held.length > 0) this.heldTs = Math.max(this.heldTs, this.held[this.held.length - 1]!.at);
+    // The newest trade's time, not the core's: a replica (the stream producer's) may have applied
+    // later commands than that trade by now.
+    if (this.held.length > 0) this.heldTs = this.held[this.held.length - 1]!.at;
   }
 
   /** Moves the pending trades to what members hold and returns their frame (null: none). */
