@@ -55,23 +55,21 @@ const RUN = {
   'test/api/spot-market-data.test.ts': [],
   'test/api/trade-tape.test.ts': [],
   'test/streams/book-stream.test.ts': [
-    { test: 'a late joiner\'s snapshot equals an early client\'s snapshot plus diffs, and REST', in: ['GET /perps/book-stream'], why: 'the late joiner lands on the other gateway, whose book group numbers its frames itself (eventSeq is per group)' },
     { test: 'subscribers of one \\(market, depth, interval\\) share a group; it stops with the last', in: ['GET /perps/book-stream'], why: STATS },
     { test: 'out-of-range and unknown parameters are refused with 400 before any stream opens', in: ['GET /perps/book-stream'], why: STATS },
     { test: 'a spot pair /perps/markets lists streams its book too; an option instrument is not a perps market', in: ['GET /perps/book-stream'], why: 'reads the in-process core (service.exchange)' },
     { test: 'an HTTP/1\\.0 request is refused with 400 \\(streams are chunked HTTP/1\\.1\\)', in: ['GET /perps/book-stream'], why: 'the balancer speaks HTTP/1.1 to the gateways' },
+    { test: 'an eventSeq from a previous instance of the group gives a snapshot, numbered above it', in: ['resume after a reconnect'], why: STATS },
   ],
   'test/streams/options-events-stream.test.ts': [
     { test: 'no credentials, a bad token or a token in the query string: 401 before any stream', in: ['authentication'], why: STATS },
     { test: 'out-of-range or unknown parameters: 400; unknown instrument: 404; spot pair: 400', in: ['parameters'], why: STATS },
-    { test: 'snapshot, then deltas with changed levels, removals as "0" and the public tape', in: ['book and trade tape'], why: 'its twin connection lands on the other gateway, whose group numbers its frames itself (eventId/eventSeq are per group)' },
   ],
   'test/streams/perps-private.test.ts': [
     { test: 'no credentials, a bad token, or a token in the query string: 401 before any stream', in: ['authentication of private streams'], why: STATS },
-    { test: 'a member joining a running group gets a snapshot with an eventId of its own', in: ['fills and positions'], why: 'the member lands on the other gateway, whose group numbers its frames itself (eventSeq is per group)' },
   ],
   'test/streams/trades-stream.test.ts': [
-    { test: 'the snapshot is the REST tape read backwards; updates carry each new trade once', in: ['snapshot, then every new trade'], why: 'the late joiner lands on the other gateway, whose trades group numbers its frames itself (eventSeq is per group)' },
+    { test: 'a snapshot without resume=true, for an unknown Last-Event-ID, and from a previous instance of the group', in: ['resume after a reconnect'], why: STATS },
     { test: 'the per-address stream cap applies; the refused stream opens once a slot is free', in: ['opening'], why: 'SSE_MAX_PER_IP holds per gateway: the second stream opens on the other one (and the test then reads it as a reply, forever)' },
   ],
 };
