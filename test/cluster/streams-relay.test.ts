@@ -4,7 +4,8 @@
  * producer's lease and runs the views for both, so a stream on either gateway carries the same
  * frames under the same eventIds and eventSeqs; when the producer is killed with SIGKILL, the
  * other gateway's streams end with a retryable UPSTREAM_UNAVAILABLE and open again on it, served
- * by its own producer.
+ * by its own producer. A client that asked to resume (resume=true) and reconnects to the other
+ * gateway with its last eventSeq as Last-Event-ID gets the frames it missed, not a snapshot.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -82,6 +83,34 @@ test('a stream carries the same frames, eventIds and eventSeqs on both gateways'
     const group = (c: StreamClient) => String(c.messages[0]!.data.eventId).split('.').slice(0, 2).join('.');
     assert.equal(group(y), group(x), 'one group, made once, behind both gateways');
   }
+});
+
+test('a client resumes on the other gateway from its last eventSeq: the frames it missed, no snapshot', { timeout: 120_000 }, async () => {
+  const [a, b] = cluster.gateways.map((g) => g.url) as [string, string];
+  const trader = await perpTrader(b, '50000');
+  const low = await bidPrice(a);
+  const path = '/perps/book-stream?marketId=BTC-PERP&intervalMs=50&depth=50&resume=true';
+  const watcher = open(`${a}${path}`); // keeps the group alive while the client moves
+  await watcher.next((m) => m.event === 'snapshot', 10_000);
+  const first = open(`${a}${path}`);
+  await first.next((m) => m.event === 'snapshot', 10_000);
+  await limit(a, trader, 'buy', '0.01', String(low));
+  const seen = await first.next((m) => m.event === 'update', 10_000);
+  first.close();
+  const lastSeq = first.messages.at(-1)!.data.eventSeq as number;
+  assert.ok(lastSeq >= seen.data.eventSeq);
+  for (let i = 1; i <= 3; i++) await limit(b, trader, 'buy', '0.01', String(low + 10 * i)); // missed while away
+  await waitFor(() => watcher.messages.some((m) => m.data.eventSeq > lastSeq + 1), 10_000, 20);
+
+  const resumed = open(`${b}${path}`, { 'last-event-id': String(lastSeq) });
+  await waitFor(() => resumed.messages.length >= 2, 10_000, 20);
+  assert.equal(resumed.messages.some((m) => m.event === 'snapshot'), false, 'resumed on gateway B without a snapshot');
+  const seqs = resumed.messages.map((m) => m.data.eventSeq as number);
+  assert.deepEqual(seqs, seqs.map((_, i) => lastSeq + 1 + i), 'the next eventSeqs after the last one applied on gateway A');
+  const got = [...resumed.messages];
+  await waitFor(() => got.every((m) => framesBySeq(watcher).has(m.data.eventSeq)), 5_000, 20);
+  const byWatcher = framesBySeq(watcher);
+  for (const m of got) assert.deepEqual(m.data, byWatcher.get(m.data.eventSeq)!.data, 'the frames every member got');
 });
 
 test('kill -9 of the producing gateway: the other gateway\'s streams end retryable and open again there', { timeout: 120_000 }, async () => {
