@@ -1,3 +1,7 @@
+/**
+ * The stream relay's frames message (stream-wire.ts): what is written reads back, a damaged
+ * message is refused whole, and the bytes read do not alias the message's buffer.
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeFrames, encodeFrames, ENTRY_FAIL, ENTRY_WRITE, type RelayEntry } from './stream-wire.ts';
