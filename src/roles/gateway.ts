@@ -177,7 +177,10 @@ export async function createGatewayRole(settings: Settings, options: GatewayRole
   // Every gateway's streams are opened by one producer, so that eventSeqs are the same on all of
   // them (docs/deploy.md "Streams across gateways"); each gateway stands by to produce.
   const logger = app.log;
-  const relay = new StreamRelayClient(nats, { report: (err, message) => logger.error({ err }, message) });
+  const relay = new StreamRelayClient(nats, {
+    report: (err, message) => logger.error({ err }, message),
+    fanOut: (count, step, done) => streams.fanOut(count, step, done),
+  });
   streams.relayTo(relay);
   const production = new StreamProduction(servers.databaseUrl, nats, streams, `${settings.host}:${settings.port}`, {
     info: (message, detail) => logger.info(detail ?? {}, message),

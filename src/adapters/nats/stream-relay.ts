@@ -32,6 +32,11 @@ interface Relayed {
 
 export interface StreamRelayOptions {
   readonly report: (error: unknown, message: string) => void;
+  /**
+   * Runs `step(0..count-1)`, then `done`, in order with the jobs queued before (the hub's sliced
+   * fan-out, StreamHub.fanOut: a frame for thousands of connections must not hold the event loop).
+   */
+  readonly fanOut: (count: number, step: (index: number) => void, done: () => void) => void;
 }
 
 export class StreamRelayClient implements StreamRelay {
@@ -113,19 +118,14 @@ export class StreamRelayClient implements StreamRelay {
     this.producerHeard(epoch);
     if (seq !== last + 1) this.endEpoch(epoch, 'frames were lost between the stream producer and this gateway; reconnect');
     for (const e of message.entries) {
-      for (const id of e.ids) {
+      const refusal = e.kind === ENTRY_FAIL ? (JSON.parse(e.data.toString()) as StreamRefusal) : null;
+      this.options.fanOut(e.ids.length, (i) => {
+        const id = e.ids[i]!;
         const entry = this.relayed.get(id);
-        if (entry === undefined || entry.conn.isOpen === false) {
-          this.end(id); // ended here already: the producer still holds it
-          continue;
-        }
-        if (e.kind === ENTRY_FAIL) {
-          const { code, message: text, retryable } = JSON.parse(e.data.toString()) as StreamRefusal;
-          entry.conn.fail(code, text, retryable);
-        } else {
-          entry.conn.write(e.data);
-        }
-      }
+        if (entry === undefined || !entry.conn.isOpen) this.end(id); // ended here already: the producer still holds it
+        else if (refusal !== null) entry.conn.fail(refusal.code, refusal.message, refusal.retryable);
+        else entry.conn.write(e.data);
+      }, () => undefined);
     }
   }
 
