@@ -78,10 +78,7 @@ export async function openRoute<I>(hub: StreamHub, req: FastifyRequest, reply: F
     route.check(input);
     join = (conn, address, resumeAfter) => relay.join(conn as SseConnection, { route: route.name, input, address, resumeAfter });
   }
-  // Without the relay, each gateway of a deployment numbers its groups itself: a Last-Event-ID
-  // from another gateway could fall in this one's range, so only a single numbering resumes.
-  const resumable = relay !== null || hub.ctx.settings.role !== 'gateway';
-  openStream(hub, req, reply, { private: route.private, budget: route.budget, cancelOnDisconnect, resumable, start: join });
+  openStream(hub, req, reply, { private: route.private, budget: route.budget, cancelOnDisconnect, start: join });
 }
 
 export interface StreamStart {
@@ -93,8 +90,6 @@ export interface StreamStart {
   start: StreamJoin;
   /** Query `cancelOnDisconnect=true` on a private stream: its close cancels the caller's orders (cancel-on-disconnect.ts). */
   readonly cancelOnDisconnect?: boolean;
-  /** Whether a `resume=true` request's Last-Event-ID reaches `start` (default true; see `resumePoint`). */
-  readonly resumable?: boolean;
 }
 
 export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyReply, spec: StreamStart) {
@@ -114,7 +109,7 @@ export function openStream(hub: StreamHub, req: FastifyRequest, reply: FastifyRe
   const conn = hub.connect(reply.raw, headersOf(reply), caller?.credential ?? null, slot.release);
   if (cancelOnClose) cancelOnDisconnect(hub, conn, caller.address);
   try {
-    spec.start(conn, caller?.address ?? null, spec.resumable === false ? null : resumePoint(req));
+    spec.start(conn, caller?.address ?? null, resumePoint(req));
   } catch (error) {
     hub.reportError(error, 'stream start failed');
     conn.fail('INTERNAL', 'the stream could not start; reconnect', true);
