@@ -13,8 +13,10 @@
  * The subscribers are bench/streams/book-stream.ts's client processes (raw HTTP/1.1 sockets,
  * chunked SSE parsed by hand, eventSeq checked per connection), --procs of them, half on each
  * gateway. engineTs is the leader's time when it sequenced the command that last changed the book,
- * so the delay holds the PostgreSQL commit, the gateway's replica reading and applying the log, the
- * wait for the group's next interval, the fan-out and the client's own queueing.
+ * so the delay holds the PostgreSQL commit, the producing gateway's replica reading and applying
+ * the log, the wait for the group's next interval, the relay of the frame over NATS to each gateway
+ * (docs/deploy.md "Streams across gateways"; the report names the producing gateway), the fan-out
+ * and the client's own queueing.
  *
  * With --embedded, the same subscribers, driver and measures against the single process (ROLE=all,
  * SQLite) instead, so both figures come from the same moment of a shared machine (bench/streams/
@@ -65,6 +67,8 @@ interface Deployment {
   watched(): Promise<WatchedProcess[]>;
   /** Resident memory of each gateway (or the service), MB. */
   rss(): Record<string, number>;
+  /** The gateway producing every gateway's stream frames (docs/deploy.md), or null (embedded). */
+  producer(): Promise<string | null>;
   stop(): Promise<void>;
 }
 
@@ -91,6 +95,10 @@ async function startCluster(perGateway: number): Promise<Deployment> {
     urls: cluster.gateways.map((g) => g.url),
     watched: () => clusterProcesses(cluster),
     rss: () => Object.fromEntries(cluster.gateways.map((g, i) => [`gateway-${i}`, rssMb(g.child!.pid!)])),
+    producer: async () => {
+      const g = await cluster.streamProducer();
+      return g === null ? null : `gateway-${cluster.gateways.indexOf(g)}`;
+    },
     stop: () => cluster.stop(),
   };
 }
@@ -103,6 +111,7 @@ async function startEmbedded(subscribers: number): Promise<Deployment> {
     urls: [`http://127.0.0.1:${port}`],
     watched: async () => [watchNode('gateway-0', service.pid!)],
     rss: () => ({ 'gateway-0': rssMb(service.pid!) }),
+    producer: async () => null,
     stop: async () => {
       service.kill('SIGTERM');
       await sleep(500);
@@ -158,7 +167,7 @@ async function main(): Promise<void> {
     const loadAvg = loadAverage();
     const drive = driver.stop();
     const cpuMsPerSecond = Object.fromEntries(watched.map((w) => [w.name, +(((after.get(w.name)! - before.get(w.name)!) * 1000) / seconds).toFixed(1)]));
-    report({ n, connected, procs, path, connectSeconds, results, pools, drive, cpuMsPerSecond, rss: deployment.rss(), loadAvg });
+    report({ n, connected, procs, path, connectSeconds, results, pools, drive, cpuMsPerSecond, rss: deployment.rss(), producer: await deployment.producer(), loadAvg });
   } finally {
     for (const p of pools) p.child.kill('SIGKILL');
     await deployment.stop();
@@ -177,6 +186,7 @@ function report(r: {
   cpuMsPerSecond: Record<string, number>;
   rss: Record<string, number>;
   loadAvg: string;
+  producer: string | null;
 }): void {
   const seconds = Number(args.duration);
   const merge = (of: ClientResult[]) => {
@@ -210,6 +220,8 @@ function report(r: {
     /** CPU milliseconds per second of the measured window (1000 = one whole core; the machine has os.cpus().length). */
     cpuMsPerSecond: r.cpuMsPerSecond,
     gatewayRssMb: r.rss,
+    /** The gateway that made the frames of both (the distributed mode's stream producer). */
+    streamProducer: r.producer,
     loadAverage: r.loadAvg,
   };
   console.log(JSON.stringify(summary, null, 2));
@@ -219,7 +231,7 @@ function report(r: {
       `${summary.orderActionsPerSecond} order actions/s, ${summary.updatesPerSubscriberPerSecond} updates/s each; ` +
       `engineTs -> receipt p50 ${summary.delayMs.p50} ms, p99 ${summary.delayMs.p99} ms, max ${summary.delayMs.max} ms; ` +
       `CPU ms/s ${['gateway-0', 'gateway-1', 'leader core', MACHINE].filter((k) => cpu[k] !== undefined).map((k) => `${k} ${cpu[k]}`).join(', ')}; ` +
-      `seq errors ${seqErrors}, dropped ${closed}; load average ${r.loadAvg}`,
+      `seq errors ${seqErrors}, dropped ${closed}; ${r.producer === null ? '' : `stream producer ${r.producer}; `}load average ${r.loadAvg}`,
   );
   if (args.json !== undefined) writeFileSync(args.json, JSON.stringify(summary, null, 2) + '\n');
   if (seqErrors > 0 || closed > 0 || samples === 0) process.exitCode = 1;

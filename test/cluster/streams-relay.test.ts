@@ -9,10 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
 import { Cluster } from '../support/cluster.ts';
 import { call, waitFor } from '../support/harness.ts';
-import type { ServiceProcess } from '../support/service-process.ts';
 import { bearer, limit, perpTrader, StreamClient, type Message } from '../streams/support.ts';
 
 let cluster: Cluster;
@@ -33,24 +31,7 @@ function open(url: string, headers: Record<string, string> = {}): StreamClient {
   return c;
 }
 
-/**
- * The gateway holding the stream producer's lease: the session named for it that holds its
- * advisory lock (a gateway standing by has such a session too, polling for the lock).
- */
-async function producer(): Promise<ServiceProcess | null> {
-  const db = new pg.Client({ connectionString: cluster.postgres.url });
-  await db.connect();
-  try {
-    const { rows } = await db.query<{ name: string }>(
-      `SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-       WHERE l.locktype = 'advisory' AND l.granted AND a.application_name LIKE 'exchange-stream-producer %'`);
-    assert.ok(rows.length <= 1, `one producer at most: ${JSON.stringify(rows)}`);
-    const ports = rows.map((r) => r.name.split(':').at(-1));
-    return cluster.gateways.find((g) => g.child !== null && ports.includes(new URL(g.url).port)) ?? null;
-  } finally {
-    await db.end();
-  }
-}
+const producer = () => cluster.streamProducer();
 
 /** A bid price well inside the mark's band, once the mark is known. */
 async function bidPrice(base: string): Promise<number> {

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { PgCommandLog } from '../../src/adapters/postgres/command-log.ts';
 import { coreConfig, coreSettings } from '../../src/config/core.ts';
 import { loadSettings } from '../../src/config/env.ts';
@@ -159,6 +160,26 @@ export class Cluster {
   replay(onCommand?: (command: Command) => void): LogReplay {
     const settings = loadSettings({ ...testServiceEnv(this.root, 0), ...this.env });
     return new LogReplay(new Exchange(coreConfig(coreSettings(settings))), this.postgres.url, onCommand);
+  }
+
+  /**
+   * The gateway holding the stream producer's lease (docs/deploy.md "Streams across gateways"):
+   * the session named for it that holds its advisory lock (a gateway standing by has a session of
+   * that name too, polling for the lock), or null.
+   */
+  async streamProducer(): Promise<ServiceProcess | null> {
+    const db = new pg.Client({ connectionString: this.postgres.url });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ name: string }>(
+        `SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'advisory' AND l.granted AND a.application_name LIKE 'exchange-stream-producer %'`);
+      if (rows.length > 1) throw new Error(`more than one stream producer: ${JSON.stringify(rows)}`);
+      const port = rows[0]?.name.split(':').at(-1);
+      return this.gateways.find((g) => g.child !== null && new URL(g.url).port === port) ?? null;
+    } finally {
+      await db.end();
+    }
   }
 
   async stop(): Promise<void> {
