@@ -43,10 +43,6 @@ export class StreamProduction {
     this.running ??= this.run();
   }
 
-  get producing(): boolean {
-    return this.producer !== null;
-  }
-
   async stop(): Promise<void> {
     this.abort.abort(new Error('stopping'));
     await this.producer?.stop('this gateway is shutting down; reconnect');

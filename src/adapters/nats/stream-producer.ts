@@ -200,13 +200,6 @@ export class StreamProducer {
     if (!this.nc.isClosed()) await this.nc.flush().catch(() => undefined);
   }
 
-  /** Connections relayed now, over all gateways. */
-  get connections(): number {
-    let n = 0;
-    for (const link of this.links.values()) n += link.conns.size;
-    return n;
-  }
-
   report(error: unknown, message: string): void {
     this.options.report(error, message);
   }

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { StreamOpening, StreamRelay } from '../../gateway/streams/open.ts';
-import type { SseConnection } from '../../gateway/streams/sse.ts';
+import type { StreamConnection } from '../../gateway/streams/sse.ts';
 import { BEACON_MS, STREAM_SUBJECTS, type JoinReply, type JoinRequest, type StreamRefusal } from './stream-producer.ts';
 import { decodeFrames, ENTRY_FAIL } from './stream-wire.ts';
 
@@ -23,7 +23,7 @@ export const PRODUCER_SILENCE_MS = 3_000;
 const JOIN_TIMEOUT_MS = 5_000;
 
 interface Relayed {
-  readonly conn: SseConnection;
+  readonly conn: StreamConnection;
   /** The producer's epoch once it answered the join (null until then). */
   epoch: number | null;
   /** The connection ended before the producer answered: tell it once it has. */
@@ -65,12 +65,7 @@ export class StreamRelayClient implements StreamRelay {
     this.beacon();
   }
 
-  /** Streams relayed now. */
-  get connections(): number {
-    return this.relayed.size;
-  }
-
-  join(conn: SseConnection, opening: StreamOpening): void {
+  join(conn: StreamConnection, opening: StreamOpening): void {
     const id = this.nextId++;
     const entry: Relayed = { conn, epoch: null, endedEarly: false };
     this.relayed.set(id, entry);

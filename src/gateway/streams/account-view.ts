@@ -186,7 +186,6 @@ export class UserGroup extends Group implements AccountSink {
     const ts = this.pending.engineTs;
     const payload = `{${this.pending.take()}}`;
     const frame = this.frame('delta', 'PerpsUserDelta', ts, payload);
-    this.keep(frame);
     this.send(frame, this.members);
   }
 

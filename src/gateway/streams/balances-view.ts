@@ -107,9 +107,7 @@ export class BalancesGroup extends Group {
         this.readAt = readAt;
         this.advance();
         // built and kept even while only joiners wait, so that they may resume across it
-        const frame = this.balancesFrame('update', 'BalancesUpdate');
-        this.keep(frame);
-        if (this.members.size > 0) this.send(frame, this.members);
+        this.send(this.balancesFrame('update', 'BalancesUpdate'), this.members);
       }
       then();
     };

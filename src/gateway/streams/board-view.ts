@@ -67,7 +67,6 @@ export class BoardGroup extends Group {
   protected tick(): void {
     this.advance();
     this.current = this.build();
-    this.keep(this.current);
     this.send(this.current, this.members);
   }
 

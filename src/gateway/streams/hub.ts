@@ -391,7 +391,8 @@ export abstract class Group {
   }
 
   /**
-   * Keeps `frame`, the one written to every member at the current seq, for joiners that resume. A
+   * Keeps `frame`, the one written to every member at the current seq, for joiners that resume
+   * (`send` keeps what it sends; a group that writes its shared frame otherwise calls it). A
    * seq the group moved past without keeping its frame breaks the run: what was kept before it is
    * dropped, and no joiner resumes from before it.
    */
@@ -493,8 +494,13 @@ export abstract class Group {
     });
   }
 
-  /** Writes a frame to `members` through the hub's sliced fan-out. */
-  protected send(frame: Buffer, members: Iterable<StreamConnection>): void {
+  /**
+   * Writes `frame`, shared by every member at the current seq, to `members` through the hub's
+   * sliced fan-out, and keeps it for joiners that resume (`keep`), members or not.
+   */
+  protected send(frame: Buffer, members: ReadonlySet<StreamConnection>): void {
+    this.keep(frame);
+    if (members.size === 0) return;
     this.sending = true;
     this.hub.broadcast(frame, members, () => {
       this.sending = false;

@@ -26,7 +26,7 @@ import { ApiError, apiError } from '../errors.ts';
 import type { AccountBudget } from './admission.ts';
 import { admitCancelOnDisconnect, cancelOnDisconnect } from './cancel-on-disconnect.ts';
 import type { CredentialCheck, StreamHub } from './hub.ts';
-import type { SseConnection, StreamConnection } from './sse.ts';
+import type { StreamConnection } from './sse.ts';
 
 /**
  * Joins a connection to a stream's view: writes its snapshot (or, resuming after `resumeAfter`, the
@@ -54,7 +54,7 @@ export interface StreamRoute<I> {
 
 /** Where a relaying gateway sends the streams it admitted (adapters/nats/stream-relay.ts). */
 export interface StreamRelay {
-  join(conn: SseConnection, opening: StreamOpening): void;
+  join(conn: StreamConnection, opening: StreamOpening): void;
 }
 
 /** A stream to open on the producer: the route, its validated input, the caller, the resume point. */
@@ -76,7 +76,7 @@ export async function openRoute<I>(hub: StreamHub, req: FastifyRequest, reply: F
     join = await route.open(input);
   } else {
     route.check(input);
-    join = (conn, address, resumeAfter) => relay.join(conn as SseConnection, { route: route.name, input, address, resumeAfter });
+    join = (conn, address, resumeAfter) => relay.join(conn, { route: route.name, input, address, resumeAfter });
   }
   openStream(hub, req, reply, { private: route.private, budget: route.budget, cancelOnDisconnect, start: join });
 }

@@ -148,7 +148,6 @@ export class OptionsGroup extends Group implements BookWatcher {
     this.trades = [];
     const payload = this.payload(diff ?? '"bids":[],"asks":[]', trades);
     const frame = this.frame('delta', 'OptionsStreamDelta', this.heldTs, payload);
-    this.keep(frame);
     this.send(frame, this.members);
   }
 

@@ -168,9 +168,7 @@ export class TradesGroup extends Group {
     for (const e of trades) this.held.push(e);
     if (this.held.length > TAPE_SNAPSHOT_TRADES) this.held.splice(0, this.held.length - TAPE_SNAPSHOT_TRADES);
     this.heldTs = Math.max(this.heldTs, trades[trades.length - 1]!.at);
-    const frame = this.frame('update', 'TradesUpdate', this.heldTs, this.payload(joinJson(trades)));
-    this.keep(frame);
-    return frame;
+    return this.frame('update', 'TradesUpdate', this.heldTs, this.payload(joinJson(trades)));
   }
 
   /**
